@@ -1,0 +1,49 @@
+"""Where Engram keeps things on this computer.
+
+The environment is read once, at the process boundary (``Paths.from_environ``), and the result is
+passed down; nothing deeper reads environment variables. Building a ``Paths`` creates no folders.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "engram"
+
+
+@dataclass(frozen=True)
+class Paths:
+    """The folders and files Engram uses. ``data_dir`` holds workspaces and models."""
+
+    data_dir: Path
+    config_dir: Path
+    log_dir: Path
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Paths:
+        """Platform folders, with ``ENGRAM_DATA_DIR`` and ``ENGRAM_CONFIG_DIR`` overriding them."""
+        env = os.environ if environ is None else environ
+        data = env.get("ENGRAM_DATA_DIR") or platformdirs.user_data_dir(APP_NAME, appauthor=False)
+        config = env.get("ENGRAM_CONFIG_DIR") or platformdirs.user_config_dir(APP_NAME, appauthor=False)
+        logs = env.get("ENGRAM_LOG_DIR") or platformdirs.user_log_dir(APP_NAME, appauthor=False)
+        return cls(Path(data).expanduser(), Path(config).expanduser(), Path(logs).expanduser())
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config_dir / "settings.toml"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @property
+    def workspaces_dir(self) -> Path:
+        return self.data_dir / "workspaces"
+
+    def workspace_dir(self, name: str) -> Path:
+        return self.workspaces_dir / name

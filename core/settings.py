@@ -1,0 +1,170 @@
+"""Typed settings, grouped by concern.
+
+Each group is a small pydantic model; ``Settings`` holds one of each. Keys are addressed as
+``group.key`` (``search.limit``) in the TOML file, the CLI and error messages, and as
+``ENGRAM_<GROUP>_<KEY>`` in the environment. Loading and precedence live in ``settings_file``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+WORKSPACE_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
+_WORKSPACE_RE = re.compile(WORKSPACE_PATTERN)
+
+
+def is_workspace_name(name: str) -> bool:
+    """True when ``name`` is a valid workspace name (lowercase letters, digits and dashes, 1–40)."""
+    return bool(_WORKSPACE_RE.match(name))
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    #: What the group is about, shown by `engram config list`.
+    about: ClassVar[str] = ""
+
+
+class StoreSettings(_Group):
+    about: ClassVar[str] = "Where and how memories are stored"
+
+    default_workspace: str = Field(
+        "default",
+        pattern=WORKSPACE_PATTERN,
+        description="Workspace used when a command or tool names none (lowercase letters, digits, dashes).",
+    )
+    read_consistency_sec: float = Field(
+        0.0,
+        ge=0.0,
+        le=3600.0,
+        description="How stale a read may be, in seconds; 0 always sees other processes' latest writes.",
+    )
+    vector_index_min_rows: int = Field(
+        20_000,
+        ge=256,
+        le=10_000_000,
+        description="Build a vector index once a workspace holds this many memories (below it, exact search is fast).",
+    )
+
+
+class EmbedSettings(_Group):
+    about: ClassVar[str] = "The embedding model"
+
+    model: str = Field(
+        "all-minilm-l6-v2",
+        min_length=1,
+        description="Manifest id of the embedding model (the bundled all-MiniLM-L6-v2 is the only one so far).",
+    )
+    threads: int = Field(0, ge=0, le=256, description="CPU threads for embedding; 0 uses every core.")
+
+
+class IngestSettings(_Group):
+    about: ClassVar[str] = "How files are listed and chunked"
+
+    chunk_chars: int = Field(1000, ge=200, le=8000, description="Target chunk length in characters.")
+    overlap_chars: int = Field(
+        120, ge=0, le=2000, description="Characters repeated between consecutive chunks of a long section."
+    )
+    max_file_bytes: int = Field(
+        2_000_000, ge=1024, le=1_000_000_000, description="Files larger than this are skipped."
+    )
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="Extra ignore patterns in .gitignore syntax, applied to every ingest.",
+    )
+    use_gitignore: bool = Field(True, description="Respect .gitignore files under the ingested folder.")
+
+    @field_validator("exclude")
+    @classmethod
+    def _patterns_not_blank(cls, value: list[str]) -> list[str]:
+        if any(not p.strip() for p in value):
+            raise ValueError("patterns must not be blank")
+        return value
+
+
+class SearchSettings(_Group):
+    about: ClassVar[str] = "Hybrid retrieval"
+
+    limit: int = Field(10, ge=1, le=50, description="Results a search returns when the caller names no limit.")
+    max_chars: int = Field(
+        4000, ge=1200, le=12000, description="Length cap of a rendered search response, in characters."
+    )
+    k_per_channel: int = Field(24, ge=1, le=200, description="Candidates each channel contributes before fusion.")
+    weight_semantic: float = Field(1.0, ge=0.0, le=10.0, description="RRF weight of the vector channel.")
+    weight_lexical: float = Field(1.0, ge=0.0, le=10.0, description="RRF weight of the full-text channel.")
+    weight_graph: float = Field(0.5, ge=0.0, le=10.0, description="RRF weight of the graph channel.")
+    graph_seeds: int = Field(8, ge=0, le=64, description="Top fused results the graph channel expands from.")
+    graph_hops: int = Field(1, ge=1, le=3, description="How many hops the graph channel walks from its seeds.")
+    graph_reverse: bool = Field(False, description="Also walk edges backwards (e.g. to the previous chunk).")
+    rrf_k: int = Field(60, ge=1, le=1000, description="The k of Reciprocal Rank Fusion: score = w / (k + rank).")
+
+
+class RecallSettings(_Group):
+    about: ClassVar[str] = "The recall tool"
+
+    max_chars: int = Field(
+        4000, ge=1200, le=12000, description="Length cap of a recall response when the caller names none."
+    )
+
+
+class ServiceSettings(_Group):
+    about: ClassVar[str] = "The local MCP service"
+
+    port: int = Field(0, ge=0, le=65535, description="Loopback port of the service; 0 picks a free one.")
+
+
+class Settings(BaseModel):
+    """Every setting, one group per concern. Build it with ``settings_file.load_settings``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
+
+
+GROUPS: dict[str, type[_Group]] = {
+    name: field.annotation  # type: ignore[misc]
+    for name, field in Settings.model_fields.items()
+}
+
+
+def setting_keys() -> list[str]:
+    """Every ``group.key``, in declaration order."""
+    return [f"{group}.{key}" for group, model in GROUPS.items() for key in model.model_fields]
+
+
+def describe_key(key: str) -> dict[str, Any]:
+    """The description, default and accepted values of one ``group.key`` (no validation of ``key``)."""
+    group, name = key.split(".", 1)
+    field = GROUPS[group].model_fields[name]
+    return {"description": field.description or "", "default": field.get_default(call_default_factory=True),
+            "accepts": accepted_values(key)}
+
+
+def accepted_values(key: str) -> str:
+    """A short human description of what ``key`` accepts, e.g. ``an integer from 1 to 50``."""
+    group, name = key.split(".", 1)
+    field = GROUPS[group].model_fields[name]
+    annotation = field.annotation
+    bounds = {type(m).__name__: m for m in field.metadata}
+    lo = getattr(bounds.get("Ge"), "ge", None)
+    hi = getattr(bounds.get("Le"), "le", None)
+    if annotation is bool:
+        return "true or false"
+    if annotation in (int, float):
+        kind = "an integer" if annotation is int else "a number"
+        if lo is not None and hi is not None:
+            return f"{kind} from {lo} to {hi}"
+        return kind
+    if annotation == list[str]:
+        return "a list of strings (JSON, or comma-separated)"
+    for m in field.metadata:
+        if getattr(m, "pattern", None) == WORKSPACE_PATTERN:
+            return "a workspace name: lowercase letters, digits and dashes, starting with a letter or digit, 1–40 long"
+    return "a non-empty string"
