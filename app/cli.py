@@ -1,0 +1,132 @@
+"""The ``engram`` command line.
+
+Every tool of the engine is a command (see ``cli_tools``); ``config`` reads and writes settings.
+Errors print as ``engram: <title>: <message>`` on stderr with exit status 2 for refused input and
+1 for other failures. Results go to stdout, as text or (``--json``) as one JSON document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from engram.core import Engine, EngramError, Paths
+from engram.core.errors import InvalidArgument, SettingsError
+from engram.core.settings_file import load_settings
+
+from . import cli_config
+from .cli_tools import COMMANDS, FACT_COMMAND, add_tool_arguments, tool_arguments, tool_summary
+from .progress import ProgressPrinter
+
+logger = logging.getLogger("engram")
+
+
+def _version() -> str:
+    try:
+        return metadata.version("engram")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="engram",
+        description="Engram: a local-first memory for AI tools. Ingest files and notes, then search them.",
+        epilog="Settings: `engram config list`. Data folder: ENGRAM_DATA_DIR or --data-dir.",
+    )
+    parser.add_argument("--version", action="version", version=f"engram {_version()}")
+    parser.add_argument("--data-dir", help="Data folder (default: ENGRAM_DATA_DIR or the platform data folder).")
+    parser.add_argument("-v", "--verbose", action="store_true", help="Log progress details to stderr.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-w", "--workspace", default="", help="Workspace (default: store.default_workspace).")
+    common.add_argument("--json", action="store_true", help="Print one JSON document instead of text.")
+    common.add_argument("--max-chars", type=int, default=None,
+                        help="Length cap of the text answer (1,200–12,000; default search.max_chars).")
+
+    for cmd in COMMANDS:
+        p = sub.add_parser(cmd.command, parents=[common], help=cmd.help, description=tool_summary(cmd.tool))
+        add_tool_arguments(p, cmd.tool, cmd.positional)
+        p.set_defaults(tool=cmd.tool)
+
+    fact = sub.add_parser(FACT_COMMAND, help="Add or end a knowledge-graph fact")
+    fact_sub = fact.add_subparsers(dest="fact_action", metavar="ACTION", required=True)
+    add = fact_sub.add_parser("add", parents=[common], help="Add a fact: SUBJECT PREDICATE OBJECT")
+    for name in ("subject", "predicate", "object"):
+        add.add_argument(name)
+    add.add_argument("--project")
+    add.add_argument("--valid-from", dest="valid_from", help="When it became true (ISO date/time; default now).")
+    add.add_argument("--source", help="Where the fact comes from.")
+    end = fact_sub.add_parser("end", parents=[common], help="End a fact by id (it stays in history)")
+    end.add_argument("fact_id")
+    fact.set_defaults(tool="kg_edit")
+
+    cli_config.add_parser(sub)
+    return parser
+
+
+def _tool_call(args: argparse.Namespace, engine: Engine, max_chars_default: int) -> dict[str, Any]:
+    if args.tool == "kg_edit":
+        values = {k: v for k, v in vars(args).items()
+                  if k in ("subject", "predicate", "object", "project", "valid_from", "source", "fact_id")
+                  and v is not None}
+        values["action"] = args.fact_action
+    else:
+        values = tool_arguments(args, args.tool)
+    if args.tool == "ingest_content" and "content" not in values:
+        values["content"] = sys.stdin.read()
+    values["workspace"] = args.workspace
+    values["max_chars"] = args.max_chars if args.max_chars is not None else max_chars_default
+    return values
+
+
+def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    env = dict(os.environ if environ is None else environ)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    if args.command is None:
+        parser.print_help()
+        return 0
+    if args.data_dir:
+        env["ENGRAM_DATA_DIR"] = str(Path(args.data_dir).expanduser().resolve())
+    paths = Paths.from_environ(env)
+    try:
+        if args.command == "config":
+            return cli_config.run(args, paths, env)
+        settings = load_settings(paths.settings_file, env).settings
+        with Engine(paths, settings) as engine:
+            printer = ProgressPrinter()
+            engine.subscribe(printer)
+            out = engine.call(args.tool, _tool_call(args, engine, settings.search.max_chars))
+            printer.finish()
+        if args.json:
+            print(json.dumps({"tool": out.tool, "workspace": out.workspace,
+                              "result": out.result.model_dump(mode="json"), "text": out.text,
+                              "chars": len(out.text)}, ensure_ascii=False))
+        else:
+            print(out.text)
+        return 0
+    except (InvalidArgument, SettingsError) as exc:
+        print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
+        return 2
+    except EngramError as exc:
+        print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("engram: interrupted", file=sys.stderr)
+        return 130
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,214 @@
+"""The engine facade: the one object ``mcp/`` and ``app/`` talk to.
+
+An ``Engine`` is opened on a data folder with ``Settings``. It owns the workspace stores (opened on
+demand), the one writer, and the embedding model (loaded on first use, one copy for every
+workspace). Tools run through ``call``: arguments validated from the row functions' signatures,
+the row function run against one workspace, its result rendered as text.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from .embedding import Embedder
+from .errors import EngramError, InvalidArgument, ModelError, WorkspaceError
+from .ingest.pipeline import IngestProgress
+from .manifest import model_entry
+from .paths import Paths
+from .settings import Settings, is_workspace_name
+from .store import WorkspaceStore, Writer
+from .tools.registry import TOOLS, validate_call
+from .tools.scope import Scope
+
+logger = logging.getLogger(__name__)
+
+EngineEvent = IngestProgress
+Listener = Callable[[EngineEvent], None]
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """A tool's result model and its rendered text."""
+
+    tool: str
+    workspace: str
+    result: BaseModel
+    text: str
+
+
+class Engine:
+    """Stores, models and tools of one data folder. Thread-safe; call ``close`` when done."""
+
+    def __init__(self, paths: Paths, settings: Settings, *, embedder: Embedder | None = None) -> None:
+        """Open the engine. Nothing is loaded or created until a tool needs it.
+
+        ``embedder`` replaces the bundled model (tests use this seam); without it the model named by
+        ``settings.embed.model`` is built/verified and loaded on first use.
+        """
+        self.paths = paths
+        self.settings = settings
+        self.writer = Writer()
+        self._stores: dict[str, WorkspaceStore] = {}
+        self._stores_lock = threading.Lock()
+        self._embedder = embedder
+        self._owns_embedder = embedder is None
+        self._embed_error: str | None = None
+        self._embed_lock = threading.Lock()
+        self._listeners: list[Listener] = []
+        self._closed = False
+
+    # ------------------------------------------------------------------- events
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` with every engine event (ingest progress); returns an unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def ingest_progress(self, progress: IngestProgress) -> None:
+        for listener in list(self._listeners):
+            listener(progress)
+
+    # ---------------------------------------------------------------- embedding
+
+    def embedder(self) -> Embedder:
+        """The embedding model, built and loaded on first use.
+
+        Raises:
+            ModelError: it cannot be built, verified or loaded (the message says why and what to do).
+        """
+        with self._embed_lock:
+            if self._embedder is not None:
+                return self._embedder
+            if self._embed_error is not None:
+                raise ModelError(self._embed_error)
+            try:
+                self._embedder = self._load_embedder()
+            except ModelError as exc:
+                self._embed_error = exc.message
+                raise
+            return self._embedder
+
+    def _load_embedder(self) -> Embedder:
+        from .embedding.bundled import ensure_bundled_model
+        from .embedding.llama_embedder import LlamaEmbedder
+
+        entry = model_entry(self.settings.embed.model)
+        if "embed" not in entry.roles or not entry.embedding_dimensions:
+            raise ModelError(f"Model '{entry.id}' is not an embedding model; set embed.model to one that is.")
+        path = ensure_bundled_model(entry, self.paths.models_dir)
+        return LlamaEmbedder(path, model_id=entry.id, dimensions=entry.embedding_dimensions,
+                             max_tokens=entry.max_tokens or 256, threads=self.settings.embed.threads)
+
+    def embedder_or_none(self) -> Embedder | None:
+        """The embedding model, or ``None`` when it cannot be loaded (``embed_note`` says why)."""
+        try:
+            return self.embedder()
+        except ModelError:
+            return None
+
+    def embedder_loaded(self) -> bool:
+        return self._embedder is not None
+
+    def embed_note(self) -> str | None:
+        """Why the embedding model is unavailable, if it is."""
+        return self._embed_error
+
+    def _dimensions(self) -> tuple[int, str]:
+        if self._embedder is not None:
+            return self._embedder.dimensions, self._embedder.model_id
+        entry = model_entry(self.settings.embed.model)
+        if not entry.embedding_dimensions:
+            raise ModelError(f"Model '{entry.id}' is not an embedding model; set embed.model to one that is.")
+        return entry.embedding_dimensions, entry.id
+
+    # --------------------------------------------------------------- workspaces
+
+    def workspace_names(self) -> list[str]:
+        """Workspaces that exist in the data folder."""
+        root = self.paths.workspaces_dir
+        if not root.is_dir():
+            return []
+        return sorted(p.name for p in root.iterdir() if (p / "workspace.json").is_file())
+
+    def store(self, workspace: str = "", *, create: bool = False) -> WorkspaceStore:
+        """The store of ``workspace`` (default: the configured one), opened once and kept.
+
+        The default workspace is created on first use; others are created only when ``create``.
+
+        Raises:
+            InvalidArgument: the name is not a valid workspace name.
+            WorkspaceError / SchemaTooNew: the workspace does not exist (and ``create`` is false), or
+                cannot be opened.
+        """
+        name = workspace or self.settings.store.default_workspace
+        if not is_workspace_name(name):
+            raise InvalidArgument(f"'{name}' is not a workspace name: use 1–40 lowercase letters, digits and "
+                                  "dashes, starting with a letter or digit.")
+        with self._stores_lock:
+            if self._closed:
+                raise EngramError("The engine is closed.")
+            if name in self._stores:
+                return self._stores[name]
+            dimensions, model_id = self._dimensions()
+            try:
+                store = self.writer.run(
+                    lambda: WorkspaceStore.open(
+                        name, self.paths.workspace_dir(name), dimensions=dimensions, embed_model=model_id,
+                        read_consistency=timedelta(seconds=self.settings.store.read_consistency_sec),
+                        create=create or name == self.settings.store.default_workspace))
+            except WorkspaceError as exc:
+                if exc.title == "Unknown workspace":
+                    known = ", ".join(self.workspace_names()) or "none yet"
+                    raise WorkspaceError(f"{exc.message} Existing workspaces: {known}.", title=exc.title) from None
+                raise
+            self._stores[name] = store
+            return store
+
+    def scope(self, workspace: str = "", *, create: bool = False) -> Scope:
+        store = self.store(workspace, create=create)
+        return Scope(store.name, store, self)
+
+    # -------------------------------------------------------------------- tools
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> ToolOutput:
+        """Validate ``arguments``, run ``tool`` in its workspace and render the result.
+
+        ``arguments`` may include ``workspace`` (default: the configured one) and ``max_chars``.
+
+        Raises:
+            InvalidArgument: unknown tool or refused arguments (nothing ran, nothing was written).
+            NotFound: an unknown id, source or workspace.
+            EngramError: any other failure, already translated into a message for the user.
+        """
+        call = validate_call(tool, arguments or {})
+        values = call.model_dump(exclude={"workspace", "max_chars"}, exclude_unset=True)
+        spec = TOOLS[tool]
+        scope = self.scope(getattr(call, "workspace"), create=spec.write)
+        result = spec.rows(scope, **values)
+        return ToolOutput(tool, scope.workspace, result, spec.render(result, getattr(call, "max_chars")))
+
+    # -------------------------------------------------------------------- close
+
+    def close(self) -> None:
+        """Finish queued writes, release the stores and the model. Idempotent."""
+        with self._stores_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._stores.clear()
+        self.writer.close()
+        if self._embedder is not None and self._owns_embedder:
+            self._embedder.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""Ingest: listing files, chunking by structure, embedding, and swapping into the store."""

@@ -1,0 +1,1 @@
+"""Retrieval: semantic, lexical and graph channels fused by weighted RRF."""

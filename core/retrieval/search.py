@@ -1,0 +1,135 @@
+"""Hybrid search: semantic, lexical and graph channels fused by weighted RRF, then hydrated.
+
+A channel that cannot run (no embedder, a store error) becomes a warning in the outcome; the other
+channels still answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..embedding import Embedder
+from ..errors import EngramError
+from ..store import WorkspaceStore
+from ..store import filters as sql
+from .fusion import fuse
+from .graph import walk
+
+logger = logging.getLogger(__name__)
+
+CHANNELS = ("semantic", "lexical", "graph")
+#: Every memory column except the vector: what search results carry.
+MEMORY_COLUMNS = ("id", "project", "source", "kind", "type", "tags", "title", "content", "created_at", "updated_at",
+                  "content_hash", "chunk_index", "start_line", "end_line")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions every channel applies. Empty fields restrict nothing."""
+
+    project: str | None = None
+    source_prefix: str | None = None
+    kind: str | None = None
+    type: str | None = None
+    tags: tuple[str, ...] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def where(self) -> str | None:
+        tags = None
+        if self.tags:
+            tags = "array_has_any(tags, [" + ", ".join(sql.quote(t) for t in self.tags) + "])"
+        return sql.all_of(
+            f"project = {sql.quote(self.project)}" if self.project else None,
+            sql.prefix("source", self.source_prefix) if self.source_prefix else None,
+            f"kind = {sql.quote(self.kind)}" if self.kind else None,
+            f"type = {sql.quote(self.type)}" if self.type else None,
+            tags,
+            f"updated_at >= {sql.timestamp(self.since)}" if self.since else None,
+            f"updated_at <= {sql.timestamp(self.until)}" if self.until else None,
+        )
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    limit: int
+    k_per_channel: int = 24
+    weights: dict[str, float] = field(default_factory=lambda: {"semantic": 1.0, "lexical": 1.0, "graph": 0.5})
+    rrf_k: int = 60
+    graph_seeds: int = 8
+    graph_hops: int = 1
+    graph_reverse: bool = False
+    channels: tuple[str, ...] = CHANNELS
+
+
+@dataclass(frozen=True)
+class Hit:
+    row: dict[str, Any]
+    score: float
+    ranks: dict[str, int]
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        return tuple(c for c in CHANNELS if c in self.ranks)
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    hits: list[Hit]
+    warnings: list[str]
+
+
+def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, filters: Filters,
+                  params: SearchParams) -> SearchOutcome:
+    """The ``params.limit`` best memories for ``query`` in ``store``, fused across channels.
+
+    Never raises for a failing channel: its failure is reported in ``warnings``.
+    """
+    where = filters.where()
+    warnings: list[str] = []
+    rows: dict[str, dict[str, Any]] = {}
+    rankings: dict[str, list[str]] = {}
+
+    if "semantic" in params.channels:
+        if embedder is None:
+            warnings.append("semantic channel unavailable: no embedding model is loaded")
+        else:
+            try:
+                vector = embedder.embed([query])[0]
+                found = store.vector_search(vector, params.k_per_channel, where, MEMORY_COLUMNS)
+                rankings["semantic"] = [r["id"] for r in found]
+                rows.update({r["id"]: r for r in found})
+            except EngramError as exc:
+                warnings.append(f"semantic channel failed: {exc.message}")
+    if "lexical" in params.channels:
+        try:
+            found = store.text_search(query, params.k_per_channel, where, MEMORY_COLUMNS)
+            rankings["lexical"] = [r["id"] for r in found]
+            for r in found:
+                rows.setdefault(r["id"], r)
+        except EngramError as exc:
+            warnings.append(f"lexical channel failed: {exc.message}")
+    if "graph" in params.channels and params.graph_seeds > 0:
+        seeds = [f.id for f in fuse(rankings, params.weights, params.rrf_k)[: params.graph_seeds]]
+        try:
+            links = walk(store, seeds, hops=params.graph_hops, reverse=params.graph_reverse)
+            linked = [link.id for link in links[: params.k_per_channel * 2]]
+            missing = [i for i in linked if i not in rows]
+            if missing:
+                fetched = store.scan(store.memories, sql.all_of(sql.in_list("id", missing), where),
+                                     MEMORY_COLUMNS, limit=len(missing))
+                rows.update({r["id"]: r for r in fetched})
+            rankings["graph"] = [i for i in linked if i in rows][: params.k_per_channel]
+        except EngramError as exc:
+            warnings.append(f"graph channel failed: {exc.message}")
+
+    fused = fuse(rankings, params.weights, params.rrf_k)[: params.limit]
+    hits = [Hit(_clean(rows[f.id]), f.score, f.ranks) for f in fused]
+    return SearchOutcome(hits, warnings)
+
+
+def _clean(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if not k.startswith("_")}

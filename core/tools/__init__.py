@@ -1,0 +1,1 @@
+"""Tools: row functions (arguments → result models), formatters (results → text), the registry."""

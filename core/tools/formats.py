@@ -1,0 +1,237 @@
+"""Formatters: tool results as compact text for an agent's context.
+
+The block format (search, get_memory, neighbors, file_chunks) is documented in docs/formats.md and
+pinned by golden-file tests. Every formatter respects ``max_chars`` and says what it left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from .render import Block, query_terms, render_blocks
+from .results import (
+    DeviceContext,
+    Deleted,
+    Fact,
+    FactChange,
+    FactList,
+    FileChunks,
+    GraphScope,
+    IngestResult,
+    Memory,
+    MemoryList,
+    NeighborList,
+    SearchResult,
+    SourceInfo,
+    SourceList,
+    Stored,
+    WakeUp,
+    WorkspaceStatus,
+)
+
+SEP = " · "
+
+
+def _date(value: datetime) -> str:
+    return value.strftime("%Y-%m-%d")
+
+
+def where(memory: Memory) -> str:
+    """The source of a memory with its line range (``path:12-40``), or its kind for notes."""
+    if not memory.source:
+        return memory.kind
+    if memory.end_line:
+        return f"{memory.source}:{memory.start_line}-{memory.end_line}"
+    return memory.source
+
+
+def memory_meta(memory: Memory, *extra: str) -> str:
+    """The first line of a memory block: id, project, source:lines, kind/type, date, then ``extra``."""
+    parts = [memory.id, memory.project, where(memory), f"{memory.kind}/{memory.type}", _date(memory.updated_at)]
+    if memory.tags:
+        parts.append(" ".join("#" + t for t in memory.tags))
+    return SEP.join([*parts, *[e for e in extra if e]])
+
+
+def _limit_lines(lines: Sequence[str], max_chars: int, what: str) -> str:
+    out: list[str] = []
+    used = 0
+    for i, line in enumerate(lines):
+        tail = f"… {len(lines) - i} more {what} not shown (raise max_chars)"
+        if used + len(line) + 1 + len(tail) > max_chars and i < len(lines) - 1 or used + len(line) > max_chars:
+            out.append(tail)
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------ block tools
+
+def format_search(result: SearchResult, max_chars: int) -> str:
+    top = [f"! {w}" for w in result.warnings]
+    blocks = [Block(memory_meta(h, "+".join(h.channels)), h.content, h.title) for h in result.hits]
+
+    def footer(shown: int, total: int) -> str:
+        if total == 0:
+            return "No results. Try other words, fewer filters, or list_sources to see what is stored."
+        hidden = total - shown
+        return f"— {shown} of {total} results shown" + (f"; {hidden} not shown (raise max_chars)" if hidden else "")
+
+    return render_blocks(blocks, max_chars, top=top, terms=query_terms(result.query), footer=footer)
+
+
+def format_memories(result: MemoryList, max_chars: int) -> str:
+    blocks = [Block(memory_meta(m), m.content, m.title) for m in result.items]
+    missing = f"; not found: {', '.join(result.missing)}" if result.missing else ""
+
+    def footer(shown: int, total: int) -> str:
+        hidden = total - shown
+        return f"— {shown} of {total} memories shown" + (f"; {hidden} cut (raise max_chars)" if hidden else "") + missing
+
+    return render_blocks(blocks, max_chars, footer=footer)
+
+
+def format_neighbors(result: NeighborList, max_chars: int) -> str:
+    blocks = [Block(memory_meta(n, f"{n.relation}" + (f" via {n.via}" if n.via else "") + f" (hop {n.hop})"),
+                    n.content, n.title) for n in result.items]
+
+    def footer(shown: int, total: int) -> str:
+        if total == 0:
+            return f"— no neighbours of {result.origin}"
+        hidden = total - shown
+        return (f"— {shown} of {total} neighbours of {result.origin} shown"
+                + (f"; {hidden} not shown (raise max_chars)" if hidden else ""))
+
+    return render_blocks(blocks, max_chars, footer=footer)
+
+
+def format_file_chunks(result: FileChunks, max_chars: int) -> str:
+    blocks = [Block(SEP.join([m.id, where(m), f"chunk {m.chunk_index + 1}/{result.total_chunks}"]), m.content, m.title)
+              for m in result.items]
+
+    def footer(shown: int, total: int) -> str:
+        if total == 0:
+            return f"— no chunks of {result.source} in that range ({result.total_chunks} in all)"
+        hidden = total - shown
+        return (f"— {shown} of {total} matching chunks shown ({result.total_chunks} in the file)"
+                + (f"; {hidden} not shown (raise max_chars or narrow the line range)" if hidden else ""))
+
+    return render_blocks(blocks, max_chars, footer=footer)
+
+
+# ------------------------------------------------------------------- line tools
+
+def _source_line(s: SourceInfo) -> str:
+    return SEP.join([s.source, s.project, f"{s.chunk_count} chunks", f"{s.size:,} bytes", _date(s.ingested_at)])
+
+
+def format_file_summary(info: SourceInfo, max_chars: int) -> str:
+    lines = [_source_line(info), f"summary: {info.summary or '(none)'}"]
+    if info.outline:
+        lines.append("outline:")
+        lines += [f"  {t}" for t in info.outline]
+    return _limit_lines(lines, max_chars, "outline lines")
+
+
+def format_sources(result: SourceList, max_chars: int) -> str:
+    if not result.items:
+        return f"No sources{' at this offset' if result.total else ' yet: ingest_path or ingest_content adds some'}."
+    lines = [f"{result.total} sources; showing {result.offset + 1}–{result.offset + len(result.items)}"]
+    lines += [_source_line(s) for s in result.items]
+    return _limit_lines(lines, max_chars, "sources")
+
+
+def fact_line(f: Fact) -> str:
+    when = f"since {_date(f.valid_from)}" + (f", ended {_date(f.ended)}" if f.ended else "")
+    return f"{f.id}: {f.subject} —{f.predicate}→ {f.object} ({f.project}, {when})"
+
+
+def format_facts(result: FactList, max_chars: int) -> str:
+    if not result.items:
+        return "No matching facts."
+    return _limit_lines([fact_line(f) for f in result.items], max_chars, "facts")
+
+
+def format_graph_scope(g: GraphScope, max_chars: int) -> str:
+    lines = [f"graph of {g.project or 'the whole workspace'}: {g.memories} memories"]
+    lines.append("edges: " + (", ".join(f"{c.name} {c.count}" for c in g.edges_by_relation) or "none"))
+    lines.append("top entities: " + (", ".join(f"{c.name} ({c.count})" for c in g.top_entities) or "none"))
+    lines.append("fact predicates: " + (", ".join(f"{c.name} ({c.count})" for c in g.predicates) or "none"))
+    return _limit_lines(lines, max_chars, "lines")
+
+
+def format_status(s: WorkspaceStatus, max_chars: int) -> str:
+    lines = [
+        f"workspace {s.workspace}: {s.memories} memories, {s.sources} sources, {s.facts} current facts, {s.edges} edges",
+        "by kind: " + (", ".join(f"{c.name} {c.count}" for c in s.by_kind) or "none"),
+        "embedding model: " + s.embed_model + (" (loaded)" if s.embed_ready else " (not loaded yet)")
+        + (f" — {s.embed_note}" if s.embed_note else ""),
+        "indexes: " + (", ".join(s.indexes) or "none yet (built after the first ingest)"),
+        f"folder: {s.folder}",
+    ]
+    if len(s.workspaces) > 1:
+        lines.append("workspaces: " + ", ".join(s.workspaces))
+    lines += [f"project {p.project}: {p.memories} memories, {p.sources} sources" for p in s.projects]
+    return _limit_lines(lines, max_chars, "projects")
+
+
+def format_device(d: DeviceContext, max_chars: int) -> str:
+    lines = [
+        f"{d.os} on {d.machine}, {d.cpu_count} CPU threads, "
+        + (f"{d.memory_total_mb:,} MB memory" if d.memory_total_mb else "memory unknown"),
+        f"python {d.python}, llama-cpp-python {d.llama_cpp}, GPU offload {'available' if d.gpu_offload else 'not in this build'}",
+        f"llama.cpp: {d.system_info}",
+        f"embedding: {d.embed_model} on {d.embed_threads} threads; data in {d.data_dir}",
+    ]
+    return _limit_lines(lines, max_chars, "lines")
+
+
+def format_wake_up(w: WakeUp, max_chars: int) -> str:
+    lines = [f"workspace {w.workspace}" + (f", project {w.project}" if w.project else "")
+             + f": {w.memories} memories, {w.sources} sources"]
+    if w.projects and not w.project:
+        lines.append("projects: " + ", ".join(f"{p.project} ({p.memories})" for p in w.projects))
+    if w.facts:
+        lines.append("current facts:")
+        lines += ["  " + fact_line(f) for f in w.facts]
+    if w.recent:
+        lines.append("recent notes:")
+        for m in w.recent:
+            text = " ".join(m.content.split())
+            lines.append(f"  {m.id} · {_date(m.updated_at)} · {m.type}: {text[:160]}{'…' if len(text) > 160 else ''}")
+    if not w.facts and not w.recent:
+        lines.append("no notes or facts yet")
+    return _limit_lines(lines, max_chars, "lines")
+
+
+# ------------------------------------------------------------------- writes
+
+def format_stored(s: Stored, max_chars: int) -> str:
+    linked = f"; linked by {', '.join(s.entities[:8])}" if s.entities else ""
+    return f"stored {s.kind} {s.id} in {s.workspace}/{s.project}{linked}"[:max_chars]
+
+
+def format_deleted(d: Deleted, max_chars: int) -> str:
+    if d.source:
+        return f"forgot {d.source} and its {d.chunks} chunks in {d.workspace}"[:max_chars]
+    return f"deleted {len(d.ids)} memories in {d.workspace}: {', '.join(d.ids)}"[:max_chars]
+
+
+def format_fact_change(c: FactChange, max_chars: int) -> str:
+    return (("added " if c.action == "add" else "ended ") + fact_line(c.fact))[:max_chars]
+
+
+def format_ingest(r: IngestResult, max_chars: int) -> str:
+    lines = [
+        f"ingested {r.root} into {r.workspace}/{r.project}: {r.files_indexed} files indexed "
+        f"({r.chunks_written} chunks), {r.files_unchanged} unchanged, {r.files_removed} removed, "
+        f"{len(r.skipped)} skipped" + (f", in {r.seconds:.1f} s" if r.seconds else "")
+    ]
+    reasons: dict[str, int] = {}
+    for s in r.skipped:
+        key = s.reason.split(" (")[0]
+        reasons[key] = reasons.get(key, 0) + 1
+    lines += [f"  skipped {n}: {reason}" for reason, n in sorted(reasons.items(), key=lambda x: -x[1])]
+    return _limit_lines(lines, max_chars, "lines")

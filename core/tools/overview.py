@@ -1,0 +1,81 @@
+"""Row functions of the orientation tools: status, device_context, wake_up."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from collections import Counter
+from typing import Annotated
+
+from pydantic import Field
+
+from ..store import filters as sql
+from ..retrieval.search import MEMORY_COLUMNS
+from .results import CountedName, DeviceContext, Fact, Memory, ProjectCount, WakeUp, WorkspaceStatus
+from .scope import Scope
+
+
+def _projects(scope: Scope) -> list[ProjectCount]:
+    store = scope.store
+    mem = Counter(r["project"] for r in store.scan(store.memories, None, ["project"]))
+    src = Counter(r["project"] for r in store.scan(store.sources, None, ["project"]))
+    return [ProjectCount(project=p, memories=mem[p], sources=src[p]) for p in sorted(set(mem) | set(src))]
+
+
+def status(scope: Scope) -> WorkspaceStatus:
+    """Counts, projects and index state of the workspace, and whether the embedding model is ready."""
+    store = scope.store
+    kinds = Counter(r["kind"] for r in store.scan(store.memories, None, ["kind"]))
+    indexes = sorted(f"{idx.name} ({idx.index_type})" for idx in store.indices(store.memories))
+    engine = scope.engine
+    return WorkspaceStatus(
+        workspace=scope.workspace, folder=str(store.folder), memories=sum(kinds.values()),
+        sources=store.count(store.sources), facts=store.count(store.facts, "ended IS NULL"),
+        edges=store.count(store.edges),
+        by_kind=[CountedName(name=k, count=n) for k, n in sorted(kinds.items())],
+        projects=_projects(scope), indexes=indexes, embed_model=scope.settings.embed.model,
+        embed_ready=engine.embedder_loaded(), embed_note=engine.embed_note() or "",
+        workspaces=engine.workspace_names(),
+    )
+
+
+def _memory_total_mb() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def device_context(scope: Scope) -> DeviceContext:
+    """This computer as the models see it: OS, CPU, memory, llama.cpp build and GPU offload."""
+    import llama_cpp
+
+    return DeviceContext(
+        os=f"{platform.system()} {platform.release()}", machine=platform.machine(),
+        python=sys.version.split()[0], cpu_count=os.cpu_count() or 1, memory_total_mb=_memory_total_mb(),
+        llama_cpp=llama_cpp.__version__, gpu_offload=bool(llama_cpp.llama_supports_gpu_offload()),
+        system_info=llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip(),
+        embed_model=scope.settings.embed.model, embed_threads=scope.settings.embed.threads or (os.cpu_count() or 1),
+        data_dir=str(scope.engine.paths.data_dir),
+    )
+
+
+def wake_up(
+    scope: Scope,
+    project: Annotated[str | None, Field(max_length=100, description="Focus on this project.")] = None,
+    limit: Annotated[int, Field(ge=1, le=20, description="Recent notes and facts to show (1–20).")] = 8,
+) -> WakeUp:
+    """Orientation at the start of a session: what is stored, the latest notes, the current facts."""
+    store = scope.store
+    in_project = f"project = {sql.quote(project)}" if project else None
+    notes = store.scan(store.memories, sql.all_of("kind IN ('note', 'exchange')", in_project), MEMORY_COLUMNS)
+    notes.sort(key=lambda r: (r["updated_at"], r["id"]), reverse=True)
+    facts = store.scan(store.facts, sql.all_of("ended IS NULL", in_project))
+    facts.sort(key=lambda r: (r["valid_from"], r["id"]), reverse=True)
+    return WakeUp(
+        workspace=scope.workspace, project=project, memories=store.count(store.memories, in_project),
+        sources=store.count(store.sources, in_project), projects=_projects(scope),
+        recent=[Memory.from_row(r) for r in notes[:limit]],
+        facts=[Fact(**{k: r[k] for k in Fact.model_fields}) for r in facts[:limit]],
+    )

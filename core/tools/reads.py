@@ -1,0 +1,203 @@
+"""Row functions of the read tools: validated arguments in, result models out.
+
+Each function's signature *is* its argument contract: the first parameter is the ``Scope`` and the
+rest carry their types and clamps (``Annotated[..., Field(...)]``). The MCP server, the CLI and
+recall's plan validator derive their argument models from these signatures, so clamps, filters and
+workspace scope cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ..errors import NotFound
+from ..retrieval import graph
+from ..retrieval.search import CHANNELS, MEMORY_COLUMNS, Filters, SearchParams, hybrid_search
+from ..store import filters as sql
+from ..store.schema import ENTITY_PREFIX
+from .results import (
+    CountedName,
+    Fact,
+    FactList,
+    FileChunks,
+    GraphScope,
+    Memory,
+    MemoryList,
+    Neighbor,
+    NeighborList,
+    SearchHit,
+    SearchResult,
+    SourceInfo,
+    SourceList,
+)
+from .scope import Scope
+
+MemoryKind = Literal["note", "exchange", "chunk", "content"]
+Channel = Literal["semantic", "lexical", "graph"]
+Id = Annotated[str, Field(min_length=1, max_length=64, description="A memory id as printed by another tool.")]
+ProjectName = Annotated[str, Field(min_length=1, max_length=100)]
+
+
+def search(
+    scope: Scope,
+    query: Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in plain words.")],
+    limit: Annotated[int | None, Field(ge=1, le=50, description="Results to return (1–50; default search.limit).")] = None,
+    project: Annotated[str | None, Field(max_length=100, description="Only this project.")] = None,
+    source_prefix: Annotated[str | None, Field(max_length=1000, description="Only sources starting with this.")] = None,
+    kind: Annotated[MemoryKind | None, Field(description="Only this kind of memory.")] = None,
+    type: Annotated[str | None, Field(max_length=50, description="Only this type (e.g. python, markdown, decision).")] = None,
+    tags: Annotated[list[str] | None, Field(max_length=16, description="Only memories with any of these tags.")] = None,
+    since: Annotated[datetime | None, Field(description="Only memories updated at or after this time.")] = None,
+    until: Annotated[datetime | None, Field(description="Only memories updated at or before this time.")] = None,
+    channels: Annotated[list[Channel] | None, Field(min_length=1, max_length=3,
+                                                    description="Channels to use (default all three).")] = None,
+) -> SearchResult:
+    """Hybrid (semantic + lexical + graph) search of the workspace's memories."""
+    cfg = scope.settings.search
+    params = SearchParams(
+        limit=limit or cfg.limit, k_per_channel=max(cfg.k_per_channel, limit or cfg.limit),
+        weights={"semantic": cfg.weight_semantic, "lexical": cfg.weight_lexical, "graph": cfg.weight_graph},
+        rrf_k=cfg.rrf_k, graph_seeds=cfg.graph_seeds, graph_hops=cfg.graph_hops, graph_reverse=cfg.graph_reverse,
+        channels=tuple(c for c in CHANNELS if channels is None or c in channels),
+    )
+    filters = Filters(project=project, source_prefix=source_prefix, kind=kind, type=type, tags=tuple(tags or ()),
+                      since=since, until=until)
+    outcome = hybrid_search(scope.store, scope.embedder_or_none() if "semantic" in params.channels else None,
+                            query, filters, params)
+    hits = [SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels)) for h in outcome.hits]
+    warnings = list(outcome.warnings)
+    if (note := scope.engine.embed_note()) and any("semantic channel" in w for w in warnings):
+        warnings.append(note)
+    return SearchResult(query=query, hits=hits, warnings=warnings)
+
+
+def get_memory(
+    scope: Scope,
+    ids: Annotated[list[Id], Field(min_length=1, max_length=20, description="Memory ids to expand (1–20).")],
+) -> MemoryList:
+    """Full content of memories by id."""
+    found = scope.store.memories_by_ids(ids, MEMORY_COLUMNS)
+    missing = [i for i in dict.fromkeys(ids) if i not in found]
+    if not found:
+        raise NotFound(f"No memory with id {', '.join(missing)} in workspace '{scope.workspace}'. "
+                       "Use ids printed by search, neighbors or file_chunks in this workspace.")
+    return MemoryList(items=[Memory.from_row(found[i]) for i in dict.fromkeys(ids) if i in found], missing=missing)
+
+
+def neighbors(
+    scope: Scope,
+    id: Id,
+    hops: Annotated[int, Field(ge=1, le=3, description="How far to walk (1–3).")] = 1,
+    reverse: Annotated[bool, Field(description="Also walk edges backwards (previous chunk).")] = False,
+    limit: Annotated[int, Field(ge=1, le=50, description="Neighbours to return (1–50).")] = 10,
+) -> NeighborList:
+    """Memories connected to one memory in the graph: next chunk, same file, shared identifiers."""
+    if not scope.store.memories_by_ids([id], ["id"]):
+        raise NotFound(f"No memory with id {id} in workspace '{scope.workspace}'.")
+    links = graph.walk(scope.store, [id], hops=hops, reverse=reverse)[:limit]
+    rows = scope.store.memories_by_ids([link.id for link in links], MEMORY_COLUMNS)
+    items = [Neighbor.from_row(rows[link.id], relation=link.relation, via=link.via, hop=link.hop,
+                               score=round(link.score, 6)) for link in links if link.id in rows]
+    return NeighborList(origin=id, items=items)
+
+
+def _source_row(scope: Scope, source: str) -> dict:
+    rows = scope.store.scan(scope.store.sources, f"source = {sql.quote(source)}", limit=1)
+    if not rows:
+        raise NotFound(f"'{source}' was never ingested into workspace '{scope.workspace}'. "
+                       "list_sources shows what was; sources are absolute paths as printed by search.")
+    return rows[0]
+
+
+def file_chunks(
+    scope: Scope,
+    source: Annotated[str, Field(min_length=1, max_length=2000, description="An ingested source, as printed by search.")],
+    start_line: Annotated[int | None, Field(ge=1, description="Only chunks ending at or after this line.")] = None,
+    end_line: Annotated[int | None, Field(ge=1, description="Only chunks starting at or before this line.")] = None,
+    limit: Annotated[int, Field(ge=1, le=200, description="Chunks to return (1–200).")] = 50,
+) -> FileChunks:
+    """The chunks of one ingested file or text, in order, optionally within a line range."""
+    row = _source_row(scope, source)
+    where = sql.all_of(f"source = {sql.quote(source)}",
+                       f"end_line >= {int(start_line)}" if start_line else None,
+                       f"start_line <= {int(end_line)}" if end_line else None)
+    chunks = sorted(scope.store.scan(scope.store.memories, where, MEMORY_COLUMNS), key=lambda r: r["chunk_index"])
+    return FileChunks(source=source, total_chunks=row["chunk_count"], items=[Memory.from_row(r) for r in chunks[:limit]])
+
+
+def _outline(scope: Scope, source: str) -> list[str]:
+    rows = scope.store.scan(scope.store.memories, f"source = {sql.quote(source)}", ["title", "chunk_index"])
+    titles = [r["title"] for r in sorted(rows, key=lambda r: r["chunk_index"]) if r["title"]]
+    return list(dict.fromkeys(titles))
+
+
+def file_summary(
+    scope: Scope,
+    source: Annotated[str, Field(min_length=1, max_length=2000, description="An ingested source, as printed by search.")],
+) -> SourceInfo:
+    """What one ingested file or text is: its summary, outline, size and chunk count."""
+    row = _source_row(scope, source)
+    return SourceInfo(**row, outline=_outline(scope, source))
+
+
+def list_sources(
+    scope: Scope,
+    project: Annotated[str | None, Field(max_length=100, description="Only this project.")] = None,
+    prefix: Annotated[str | None, Field(max_length=2000, description="Only sources starting with this.")] = None,
+    limit: Annotated[int, Field(ge=1, le=200, description="Sources to return (1–200).")] = 50,
+    offset: Annotated[int, Field(ge=0, description="Sources to skip (for paging).")] = 0,
+) -> SourceList:
+    """Ingested files and texts, sorted by source."""
+    where = sql.all_of(f"project = {sql.quote(project)}" if project else None,
+                       sql.prefix("source", prefix) if prefix else None)
+    rows = sorted(scope.store.scan(scope.store.sources, where), key=lambda r: r["source"])
+    return SourceList(items=[SourceInfo(**r) for r in rows[offset:offset + limit]], total=len(rows), offset=offset)
+
+
+def kg_query(
+    scope: Scope,
+    subject: Annotated[str | None, Field(max_length=200, description="Facts about this subject.")] = None,
+    predicate: Annotated[str | None, Field(max_length=100, description="Facts with this predicate.")] = None,
+    object: Annotated[str | None, Field(max_length=500, description="Facts with this object.")] = None,
+    project: Annotated[str | None, Field(max_length=100, description="Only this project.")] = None,
+    include_ended: Annotated[bool, Field(description="Also facts that were ended.")] = False,
+    limit: Annotated[int, Field(ge=1, le=200, description="Facts to return (1–200).")] = 50,
+) -> FactList:
+    """Knowledge-graph facts (subject, predicate, object), current ones unless asked otherwise."""
+    where = sql.all_of(
+        f"lower(subject) = {sql.quote(subject.lower())}" if subject else None,
+        f"lower(predicate) = {sql.quote(predicate.lower())}" if predicate else None,
+        f"lower(object) = {sql.quote(object.lower())}" if object else None,
+        f"project = {sql.quote(project)}" if project else None,
+        None if include_ended else "ended IS NULL",
+    )
+    rows = sorted(scope.store.scan(scope.store.facts, where), key=lambda r: (r["valid_from"], r["id"]), reverse=True)
+    return FactList(items=[Fact(**{k: r[k] for k in Fact.model_fields}) for r in rows[:limit]])
+
+
+def graph_scope(
+    scope: Scope,
+    project: Annotated[str | None, Field(max_length=100, description="Only this project.")] = None,
+    limit: Annotated[int, Field(ge=1, le=100, description="Entities and predicates to list (1–100).")] = 20,
+) -> GraphScope:
+    """The shape of the graph: edges per relation, most-mentioned entities, fact predicates."""
+    store = scope.store
+    if project:
+        ids = [r["id"] for r in store.scan(store.memories, f"project = {sql.quote(project)}", ["id"])]
+        edges = store.scan(store.edges, sql.in_list("src", ids), ["dst", "relation"]) if ids else []
+        memories = len(ids)
+    else:
+        edges = store.scan(store.edges, None, ["dst", "relation"])
+        memories = store.count(store.memories)
+    relations = Counter(e["relation"] for e in edges)
+    entities = Counter(e["dst"][len(ENTITY_PREFIX):] for e in edges if e["relation"] == "mentions")
+    facts = store.scan(store.facts, sql.all_of("ended IS NULL", f"project = {sql.quote(project)}" if project else None),
+                       ["predicate"])
+    predicates = Counter(f["predicate"] for f in facts)
+    as_counts = lambda c: [CountedName(name=n, count=k) for n, k in sorted(c.items(), key=lambda x: (-x[1], x[0]))]
+    return GraphScope(project=project, memories=memories, edges_by_relation=as_counts(relations),
+                      top_entities=as_counts(entities)[:limit], predicates=as_counts(predicates)[:limit])

@@ -1,0 +1,112 @@
+"""The tool registry: each tool is a row function, a formatter, and what it may do.
+
+Argument models are derived from the row functions' signatures (``args_model``), so the MCP
+server, the CLI and recall's plan validator all check exactly what the row function accepts.
+Calls from outside add two arguments that are not the row function's: ``workspace`` and, for
+tools whose output is text, ``max_chars``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from ..errors import InvalidArgument
+from ..settings import WORKSPACE_PATTERN
+from . import formats, overview, reads, writes
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    rows: Callable[..., BaseModel]
+    render: Callable[[Any, int], str]
+    write: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+
+    @property
+    def summary(self) -> str:
+        return (inspect.getdoc(self.rows) or "").split("\n")[0]
+
+
+TOOLS: dict[str, Tool] = {t.name: t for t in (
+    Tool("search", reads.search, formats.format_search, idempotent=True),
+    Tool("get_memory", reads.get_memory, formats.format_memories, idempotent=True),
+    Tool("neighbors", reads.neighbors, formats.format_neighbors, idempotent=True),
+    Tool("file_chunks", reads.file_chunks, formats.format_file_chunks, idempotent=True),
+    Tool("file_summary", reads.file_summary, formats.format_file_summary, idempotent=True),
+    Tool("list_sources", reads.list_sources, formats.format_sources, idempotent=True),
+    Tool("kg_query", reads.kg_query, formats.format_facts, idempotent=True),
+    Tool("graph_scope", reads.graph_scope, formats.format_graph_scope, idempotent=True),
+    Tool("status", overview.status, formats.format_status, idempotent=True),
+    Tool("device_context", overview.device_context, formats.format_device, idempotent=True),
+    Tool("wake_up", overview.wake_up, formats.format_wake_up, idempotent=True),
+    Tool("store", writes.store, formats.format_stored, write=True),
+    Tool("delete", writes.delete, formats.format_deleted, write=True, destructive=True, idempotent=False),
+    Tool("kg_edit", writes.kg_edit, formats.format_fact_change, write=True, destructive=True),
+    Tool("ingest_content", writes.ingest_content, formats.format_ingest, write=True, idempotent=True),
+    Tool("ingest_path", writes.ingest_path, formats.format_ingest, write=True, idempotent=True),
+)}
+
+MaxChars = Annotated[int, Field(ge=1200, le=12000, description="Length cap of the answer in characters (1,200–12,000).")]
+WorkspaceArg = Annotated[str, Field(pattern=f"({WORKSPACE_PATTERN})|^$", max_length=40,
+                                    description="Workspace to use; empty means the configured default.")]
+_FORBID = ConfigDict(extra="forbid")
+
+
+@cache
+def args_model(name: str) -> type[BaseModel]:
+    """The pydantic model of a tool's row-function arguments (no workspace, no output size)."""
+    fn = TOOLS[name].rows
+    hints = get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    for param in list(inspect.signature(fn).parameters.values())[1:]:
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (hints[param.name], default)
+    return create_model(f"{_camel(name)}Args", __config__=_FORBID, **fields)
+
+
+@cache
+def call_model(name: str) -> type[BaseModel]:
+    """The arguments a caller passes: the row arguments plus ``workspace`` and ``max_chars``."""
+    return create_model(f"{_camel(name)}Call", __base__=args_model(name),
+                        workspace=(WorkspaceArg, ""), max_chars=(MaxChars, 4000))
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def describe_validation_error(tool: str, exc: ValidationError) -> str:
+    """One message naming every refused argument and what it accepts."""
+    problems = []
+    for err in exc.errors():
+        arg = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        if err["type"] == "extra_forbidden":
+            known = ", ".join(call_model(tool).model_fields)
+            problems.append(f"unknown argument '{arg}' (accepted: {known})")
+        elif err["type"] == "missing":
+            problems.append(f"missing required argument '{arg}'")
+        else:
+            problems.append(f"argument '{arg}' got {err.get('input')!r}: {err['msg']}")
+    return f"{tool}: " + "; ".join(problems) + "."
+
+
+def validate_call(tool: str, arguments: dict[str, Any]) -> BaseModel:
+    """Validate a caller's arguments for ``tool``.
+
+    Raises:
+        InvalidArgument: unknown tool, or arguments that do not validate (the message names each).
+    """
+    if tool not in TOOLS:
+        raise InvalidArgument(f"Unknown tool '{tool}'. Tools: {', '.join(TOOLS)}.")
+    try:
+        return call_model(tool).model_validate(arguments)
+    except ValidationError as exc:
+        raise InvalidArgument(describe_validation_error(tool, exc)) from None

@@ -1,0 +1,197 @@
+"""What the tools' row functions return: plain pydantic models, serialisable as JSON."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Memory(BaseModel):
+    """A stored memory (a note, an exchange, a chunk of a file or of ingested content)."""
+
+    id: str
+    project: str
+    source: str
+    kind: str
+    type: str
+    tags: list[str] = Field(default_factory=list)
+    title: str = ""
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    chunk_index: int = 0
+    start_line: int = 0
+    end_line: int = 0
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], **extra: Any) -> Any:
+        fields = {k: row[k] for k in Memory.model_fields if k in row}
+        return cls(**fields, **extra)
+
+
+class SearchHit(Memory):
+    score: float
+    channels: list[str]
+
+
+class SearchResult(BaseModel):
+    query: str
+    hits: list[SearchHit]
+    warnings: list[str] = Field(default_factory=list)
+
+
+class MemoryList(BaseModel):
+    items: list[Memory]
+    missing: list[str] = Field(default_factory=list)
+
+
+class Neighbor(Memory):
+    relation: str
+    via: str = ""
+    hop: int = 1
+    score: float = 0.0
+
+
+class NeighborList(BaseModel):
+    origin: str
+    items: list[Neighbor]
+
+
+class FileChunks(BaseModel):
+    source: str
+    total_chunks: int
+    items: list[Memory]
+
+
+class SourceInfo(BaseModel):
+    source: str
+    project: str
+    kind: str
+    root: str
+    size: int
+    mtime: float
+    content_hash: str
+    chunk_count: int
+    summary: str
+    ingested_at: datetime
+    outline: list[str] = Field(default_factory=list)
+
+
+class SourceList(BaseModel):
+    items: list[SourceInfo]
+    total: int
+    offset: int = 0
+
+
+class Fact(BaseModel):
+    id: str
+    project: str
+    subject: str
+    predicate: str
+    object: str
+    valid_from: datetime
+    ended: datetime | None = None
+    source: str = ""
+
+
+class FactList(BaseModel):
+    items: list[Fact]
+
+
+class CountedName(BaseModel):
+    name: str
+    count: int
+
+
+class GraphScope(BaseModel):
+    project: str | None
+    memories: int
+    edges_by_relation: list[CountedName]
+    top_entities: list[CountedName]
+    predicates: list[CountedName]
+
+
+class ProjectCount(BaseModel):
+    project: str
+    memories: int
+    sources: int
+
+
+class WorkspaceStatus(BaseModel):
+    workspace: str
+    folder: str
+    memories: int
+    sources: int
+    facts: int
+    edges: int
+    by_kind: list[CountedName]
+    projects: list[ProjectCount]
+    indexes: list[str]
+    embed_model: str
+    embed_ready: bool
+    embed_note: str = ""
+    workspaces: list[str] = Field(default_factory=list)
+
+
+class DeviceContext(BaseModel):
+    os: str
+    machine: str
+    python: str
+    cpu_count: int
+    memory_total_mb: int | None
+    llama_cpp: str
+    gpu_offload: bool
+    system_info: str
+    embed_model: str
+    embed_threads: int
+    data_dir: str
+
+
+class WakeUp(BaseModel):
+    workspace: str
+    project: str | None
+    memories: int
+    sources: int
+    projects: list[ProjectCount]
+    recent: list[Memory]
+    facts: list[Fact]
+
+
+class Stored(BaseModel):
+    id: str
+    workspace: str
+    project: str
+    kind: str
+    entities: list[str] = Field(default_factory=list)
+
+
+class Deleted(BaseModel):
+    workspace: str
+    ids: list[str] = Field(default_factory=list)
+    source: str | None = None
+    chunks: int = 0
+
+
+class FactChange(BaseModel):
+    action: str
+    fact: Fact
+
+
+class SkippedFile(BaseModel):
+    path: str
+    reason: str
+
+
+class IngestResult(BaseModel):
+    workspace: str
+    project: str
+    root: str
+    files_listed: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    chunks_written: int = 0
+    seconds: float = 0.0
+    skipped: list[SkippedFile] = Field(default_factory=list)

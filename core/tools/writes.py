@@ -1,0 +1,142 @@
+"""Row functions of the write tools. Every write goes through the engine's one writer."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ..errors import InvalidArgument, NotFound
+from ..ingest.pipeline import ingest_path as run_ingest
+from ..ingest.pipeline import ingest_text
+from ..ingest.records import embedding_text, mention_edges, new_memory_id, note_row
+from ..store import filters as sql
+from .results import Deleted, Fact, FactChange, IngestResult, SkippedFile, Stored
+from .scope import Scope
+
+Tag = Annotated[str, Field(min_length=1, max_length=50)]
+DEFAULT_PROJECT = "general"
+
+
+def store(
+    scope: Scope,
+    content: Annotated[str, Field(min_length=1, max_length=20000, description="The text to remember.")],
+    project: Annotated[str, Field(min_length=1, max_length=100, description="Project it belongs to.")] = DEFAULT_PROJECT,
+    kind: Annotated[Literal["note", "exchange"], Field(description="note, or exchange for a conversation turn.")] = "note",
+    type: Annotated[str, Field(min_length=1, max_length=50, description="e.g. decision, preference, fact, todo.")] = "note",
+    tags: Annotated[list[Tag], Field(max_length=16, description="Labels to filter by later.")] = [],  # noqa: B006
+    title: Annotated[str, Field(max_length=200, description="A short heading.")] = "",
+) -> Stored:
+    """Remember a note or a conversation exchange."""
+    if not content.strip():
+        raise InvalidArgument("Argument 'content' is blank. It accepts 1–20,000 characters of text.")
+    vector = scope.embedder().embed([embedding_text(title, content)])[0]
+    memory_id = new_memory_id()
+    row = note_row(memory_id=memory_id, project=project, kind=kind, type_=type, tags=tags, title=title,
+                   content=content, vector=vector, now=datetime.now(timezone.utc))
+    edges = mention_edges(memory_id, content, memory_id)
+    scope.writer.run(scope.store.upsert_memories, [row])
+    scope.writer.run(scope.store.add_edges, edges)
+    return Stored(id=memory_id, workspace=scope.workspace, project=project, kind=kind,
+                  entities=[e["dst"][2:] for e in edges])
+
+
+def delete(
+    scope: Scope,
+    ids: Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]] | None,
+                   Field(max_length=100, description="Memory ids to delete.")] = None,
+    source: Annotated[str | None, Field(max_length=2000, description="Forget an ingested source and its chunks.")] = None,
+) -> Deleted:
+    """Delete memories by id, or forget an ingested file or text."""
+    if bool(ids) == bool(source):
+        raise InvalidArgument("Give either 'ids' (memory ids to delete) or 'source' (an ingested source), not both "
+                              "and not neither.")
+    if source:
+        rows = scope.store.scan(scope.store.sources, f"source = {sql.quote(source)}", limit=1)
+        if not rows:
+            raise NotFound(f"'{source}' was never ingested into workspace '{scope.workspace}'; nothing was deleted.")
+        scope.writer.run(scope.store.delete_sources, [source])
+        return Deleted(workspace=scope.workspace, source=source, chunks=rows[0]["chunk_count"])
+    assert ids is not None
+    found = scope.store.memories_by_ids(ids, ["id", "kind", "source"])
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise NotFound(f"No memory with id {', '.join(missing)} in workspace '{scope.workspace}'; nothing was deleted.")
+    scope.writer.run(scope.store.delete_memories, list(found))
+    return Deleted(workspace=scope.workspace, ids=list(found))
+
+
+def kg_edit(
+    scope: Scope,
+    action: Annotated[Literal["add", "end"], Field(description="add a fact, or end one (it stays in history).")],
+    subject: Annotated[str | None, Field(min_length=1, max_length=200)] = None,
+    predicate: Annotated[str | None, Field(min_length=1, max_length=100)] = None,
+    object: Annotated[str | None, Field(min_length=1, max_length=500)] = None,
+    project: Annotated[str, Field(min_length=1, max_length=100)] = DEFAULT_PROJECT,
+    valid_from: Annotated[datetime | None, Field(description="When it became true (default now).")] = None,
+    fact_id: Annotated[str | None, Field(min_length=1, max_length=64, description="The fact to end (from kg_query).")] = None,
+    source: Annotated[str, Field(max_length=2000, description="Where the fact comes from.")] = "",
+) -> FactChange:
+    """Add a knowledge-graph fact, or end one by id."""
+    now = datetime.now(timezone.utc)
+    if action == "end":
+        if not fact_id:
+            raise InvalidArgument("action 'end' needs 'fact_id' (printed by kg_query and by kg_edit add).")
+        rows = scope.store.scan(scope.store.facts, f"id = {sql.quote(fact_id)}", limit=1)
+        if not rows:
+            raise NotFound(f"No fact with id {fact_id} in workspace '{scope.workspace}'; nothing was changed.")
+        if rows[0]["ended"] is not None:
+            raise InvalidArgument(f"Fact {fact_id} already ended at {rows[0]['ended']:%Y-%m-%d %H:%M}.")
+        scope.writer.run(scope.store.end_fact, fact_id, now)
+        return FactChange(action="end", fact=Fact(**{**{k: rows[0][k] for k in Fact.model_fields}, "ended": now}))
+    if not (subject and predicate and object):
+        raise InvalidArgument("action 'add' needs 'subject', 'predicate' and 'object'.")
+    if fact_id:
+        raise InvalidArgument("'fact_id' is only for action 'end'; new facts get their id from Engram.")
+    fact = Fact(id="f-" + uuid.uuid4().hex[:10], project=project, subject=subject.strip(), predicate=predicate.strip(),
+                object=object.strip(), valid_from=valid_from or now, source=source)
+    scope.writer.run(scope.store.add_fact, {**fact.model_dump(), "created_at": now})
+    return FactChange(action="add", fact=fact)
+
+
+def ingest_content(
+    scope: Scope,
+    content: Annotated[str, Field(min_length=1, max_length=2_000_000, description="The text to ingest.")],
+    title: Annotated[str, Field(min_length=1, max_length=200, description="Its name; ingesting the same title "
+                                                                          "again replaces it.")],
+    project: Annotated[str, Field(min_length=1, max_length=100)] = DEFAULT_PROJECT,
+    tags: Annotated[list[Tag], Field(max_length=16)] = [],  # noqa: B006
+) -> IngestResult:
+    """Ingest a text (a document, a transcript) as chunks of a named source."""
+    if not content.strip():
+        raise InvalidArgument("Argument 'content' is blank. It accepts text of 1 to 2,000,000 characters.")
+    source = "content:" + title.strip()
+    n = ingest_text(scope.store, scope.writer, scope.embedder(), source=source, title=title.strip(), text=content,
+                    project=project, tags=tags, settings=scope.settings.ingest)
+    return IngestResult(workspace=scope.workspace, project=project, root=source, files_listed=1, files_indexed=1,
+                        chunks_written=n)
+
+
+def ingest_path(
+    scope: Scope,
+    path: Annotated[str, Field(min_length=1, max_length=4000, description="A folder or file on this computer.")],
+    project: Annotated[str | None, Field(min_length=1, max_length=100,
+                                         description="Project name (default: the folder's name).")] = None,
+) -> IngestResult:
+    """Ingest (or re-sync) the files under a folder: only changed files are re-embedded."""
+    target = Path(path).expanduser()
+    name = project or (target.resolve().name if target.exists() else "") or DEFAULT_PROJECT
+    report = run_ingest(scope.store, scope.writer, scope.embedder(), target, project=name,
+                        settings=scope.settings.ingest,
+                        vector_index_min_rows=scope.settings.store.vector_index_min_rows,
+                        progress=scope.engine.ingest_progress)
+    return IngestResult(
+        workspace=scope.workspace, project=name, root=report.root, files_listed=report.files_listed,
+        files_indexed=report.files_indexed, files_unchanged=report.files_unchanged,
+        files_removed=report.files_removed, chunks_written=report.chunks_written, seconds=round(report.seconds, 3),
+        skipped=[SkippedFile(path=s.path, reason=s.reason) for s in report.skipped],
+    )
+

@@ -1,0 +1,104 @@
+"""Shared fixtures: real model, real LanceDB folders in tmp dirs, and a fake embedder at the seam."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engram.core import Engine, Paths, Settings
+from engram.core.embedding.bundled import ensure_bundled_model
+from engram.core.embedding.llama_embedder import LlamaEmbedder
+from engram.core.manifest import model_entry
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class HashingEmbedder:
+    """A deterministic stand-in for the embedding model: hashed bag of words, L2-normalised.
+
+    Texts sharing words get similar vectors, which is all the retrieval tests need when the model
+    itself is not what is being tested. Counts the texts it embeds.
+    """
+
+    model_id = "all-minilm-l6-v2"
+    dimensions = 384
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"[a-z0-9]+", text.lower()):
+                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little")
+                out[i, h % self.dimensions] += 1.0
+            norm = np.linalg.norm(out[i])
+            out[i] = out[i] / norm if norm else out[i]
+            if not norm:
+                out[i, 0] = 1.0
+        with self._lock:
+            self.calls.append(len(texts))
+        return out
+
+    @property
+    def texts_embedded(self) -> int:
+        return sum(self.calls)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled embedding GGUF, built once per test session by the real converter."""
+    return ensure_bundled_model(model_entry("all-minilm-l6-v2"), tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture(scope="session")
+def real_embedder(model_file: Path) -> Iterator[LlamaEmbedder]:
+    embedder = LlamaEmbedder(model_file, model_id="all-minilm-l6-v2", dimensions=384, threads=2)
+    yield embedder
+    embedder.close()
+
+
+@pytest.fixture
+def paths(tmp_path: Path) -> Paths:
+    return Paths(data_dir=tmp_path / "data", config_dir=tmp_path / "config", log_dir=tmp_path / "logs")
+
+
+@pytest.fixture
+def fake_embedder() -> HashingEmbedder:
+    return HashingEmbedder()
+
+
+@pytest.fixture
+def engine(paths: Paths, fake_embedder: HashingEmbedder) -> Iterator[Engine]:
+    """An engine on a fresh data folder, with the fake embedder at the seam."""
+    with Engine(paths, Settings(), embedder=fake_embedder) as eng:
+        yield eng
+
+
+@pytest.fixture
+def real_engine(paths: Paths, real_embedder: LlamaEmbedder) -> Iterator[Engine]:
+    """An engine on a fresh data folder with the real bundled model."""
+    with Engine(paths, Settings(), embedder=real_embedder) as eng:
+        yield eng
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Create ``files`` (relative path → text or bytes) under ``root``."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root

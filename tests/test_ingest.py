@@ -1,0 +1,157 @@
+"""Ingest: chunks, edges and source rows; incremental re-runs; skips counted with reasons."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engram.core import Engine
+from engram.core.errors import IngestError
+from engram.core.ingest.listing import source_key
+from engram.core.store.schema import SOURCE_PREFIX
+
+from .conftest import HashingEmbedder, write_tree
+
+DOC = """\
+Caching
+=======
+
+The cache framework stores rendered pages. Use ``cache_page`` to cache a view.
+
+Per-site cache
+--------------
+
+Add ``UpdateCacheMiddleware`` and ``FetchFromCacheMiddleware`` to the middleware list.
+"""
+
+CODE = '''\
+"""Cache middleware."""
+
+
+class UpdateCacheMiddleware:
+    """Stores responses in the cache."""
+
+    def process_response(self, request, response):
+        return response
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "proj", {"docs/cache.txt": DOC + "\n" + "Filler paragraph.\n\n" * 80,
+                                          "src/middleware.py": CODE,
+                                          "README.md": "# Proj\n\nA small project about caching.\n"})
+
+
+def ingest(engine: Engine, root: Path, **extra: object) -> object:
+    return engine.call("ingest_path", {"path": str(root), "project": "proj", **extra}).result
+
+
+def test_files_become_chunks_with_sources_and_edges(engine: Engine, project: Path) -> None:
+    report = ingest(engine, project)
+    assert (report.files_listed, report.files_indexed, report.files_unchanged) == (3, 3, 0)
+    store = engine.store()
+    assert store.count(store.sources) == 3
+    assert store.count(store.memories) == report.chunks_written
+    doc = source_key((project / "docs/cache.txt").resolve())
+    chunks = sorted(store.scan(store.memories, f"source = '{doc}'"), key=lambda r: r["chunk_index"])
+    assert [c["kind"] for c in chunks] == ["chunk"] * len(chunks)
+    relations = {(e["relation"]) for e in store.scan(store.edges, None)}
+    assert relations == {"part_of", "mentions", "next"}
+    part_of = store.scan(store.edges, f"dst = '{SOURCE_PREFIX}{doc}'")
+    assert {e["src"] for e in part_of} == {c["id"] for c in chunks}
+    mentions = {e["dst"] for e in store.scan(store.edges, "relation = 'mentions'")}
+    assert "e:updatecachemiddleware" in mentions and "e:cache_page" in mentions
+
+
+def test_rerun_reads_and_embeds_nothing_when_nothing_changed(engine: Engine, project: Path,
+                                                              fake_embedder: HashingEmbedder) -> None:
+    ingest(engine, project)
+    embedded = fake_embedder.texts_embedded
+    report = ingest(engine, project)
+    assert (report.files_indexed, report.files_unchanged, report.chunks_written) == (0, 3, 0)
+    assert fake_embedder.texts_embedded == embedded
+
+
+def test_a_touched_but_identical_file_is_not_re_embedded(engine: Engine, project: Path,
+                                                         fake_embedder: HashingEmbedder) -> None:
+    ingest(engine, project)
+    embedded = fake_embedder.texts_embedded
+    os.utime(project / "README.md", (1_000_000, 1_000_000))
+    report = ingest(engine, project)
+    assert (report.files_indexed, report.files_unchanged) == (0, 3)
+    assert fake_embedder.texts_embedded == embedded
+    store = engine.store()
+    readme = source_key((project / "README.md").resolve())
+    assert store.scan(store.sources, f"source = '{readme}'")[0]["mtime"] == 1_000_000
+
+
+def test_a_changed_file_has_its_chunks_replaced_and_only_it_is_embedded(
+        engine: Engine, project: Path, fake_embedder: HashingEmbedder) -> None:
+    ingest(engine, project)
+    store = engine.store()
+    doc = source_key((project / "docs/cache.txt").resolve())
+    old_ids = {r["id"] for r in store.scan(store.memories, f"source = '{doc}'")}
+    other = {r["id"] for r in store.scan(store.memories, f"source != '{doc}'")}
+    before = fake_embedder.texts_embedded
+    (project / "docs/cache.txt").write_text(DOC.replace("rendered pages", "whole rendered pages quickly"))
+    report = ingest(engine, project)
+    assert (report.files_indexed, report.files_unchanged) == (1, 2)
+    new_rows = store.scan(store.memories, f"source = '{doc}'")
+    assert fake_embedder.texts_embedded - before == len(new_rows)
+    assert any("quickly" in r["content"] for r in new_rows)
+    new_ids = {r["id"] for r in new_rows}
+    assert old_ids - new_ids, "the changed chunk must get a new id"
+    assert store.count(store.memories, " OR ".join(f"id = '{i}'" for i in old_ids - new_ids)) == 0
+    assert {r["id"] for r in store.scan(store.memories, f"source != '{doc}'")} == other
+    src = store.scan(store.sources, f"source = '{doc}'")[0]
+    assert src["chunk_count"] == len(new_rows)
+
+
+def test_deleted_files_are_forgotten_on_the_next_run(engine: Engine, project: Path) -> None:
+    ingest(engine, project)
+    (project / "src/middleware.py").unlink()
+    report = ingest(engine, project)
+    assert report.files_removed == 1
+    store = engine.store()
+    gone = source_key((project / "src/middleware.py").resolve())
+    assert store.count(store.memories, f"source = '{gone}'") == 0
+    assert store.count(store.sources, f"source = '{gone}'") == 0
+    assert store.count(store.edges, f"origin = '{gone}'") == 0
+
+
+def test_bad_files_are_skipped_and_counted_while_the_rest_is_ingested(engine: Engine, tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "mixed", {"good.md": "# Good\n\nfine text", "bin.dat": b"\x00\x01\x02",
+                                           "latin.txt": "caf\xe9".encode("latin-1"), "big.txt": "x" * 50})
+    engine.settings.ingest.max_file_bytes = 1024
+    (root / "big.txt").write_text("y" * 5000)
+    report = ingest(engine, root)
+    reasons = sorted(s.reason.split(" (")[0] for s in report.skipped)
+    assert reasons == ["binary content", "larger than ingest.max_file_bytes", "not UTF-8 text"]
+    assert report.files_indexed == 1
+
+
+def test_ingesting_a_missing_path_is_refused_and_writes_nothing(engine: Engine, tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match="does not exist"):
+        ingest(engine, tmp_path / "missing")
+    store = engine.store()
+    assert store.count(store.memories) == 0
+
+
+def test_inline_content_is_chunked_and_replaced_by_title(engine: Engine) -> None:
+    first = engine.call("ingest_content", {"content": DOC, "title": "cache notes", "project": "p"}).result
+    assert first.chunks_written >= 1
+    engine.call("ingest_content", {"content": "Completely different text.", "title": "cache notes", "project": "p"})
+    store = engine.store()
+    rows = store.scan(store.memories, "source = 'content:cache notes'")
+    assert [r["content"] for r in rows] == ["Completely different text."]
+    assert rows[0]["kind"] == "content" and rows[0]["title"] == "cache notes"
+
+
+def test_real_model_ingest_and_search_find_the_right_file(real_engine: Engine, project: Path) -> None:
+    ingest(real_engine, project)
+    hits = real_engine.call("search", {"query": "store whole pages of the site in a cache"}).result.hits
+    assert Path(hits[0].source).name == "cache.txt"
+    assert "semantic" in hits[0].channels
