@@ -75,8 +75,12 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]])
     return False
 
 
-def list_files(target: Path, *, max_bytes: int, use_gitignore: bool, exclude: list[str]) -> Listing:
+def list_files(target: Path, *, max_bytes: int, use_gitignore: bool, exclude: list[str],
+               include: list[str] | None = None) -> Listing:
     """List what ``ingest`` would read under ``target`` (a folder or one file).
+
+    With ``include`` (gitignore-style patterns relative to ``target``), only matching files are
+    listed; the others are left out silently, as the user asked for a subset.
 
     Raises:
         IngestError: ``target`` does not exist or is neither a file nor a folder.
@@ -92,6 +96,7 @@ def list_files(target: Path, *, max_bytes: int, use_gitignore: bool, exclude: li
     if not root.is_dir():
         raise IngestError(f"{target} is neither a file nor a folder.")
 
+    wanted = pathspec.GitIgnoreSpec.from_lines(include) if include else None
     extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     specs: list[tuple[str, pathspec.PathSpec]] = [("", extra)] if extra else []
     for folder, dirs, files in os.walk(root, followlinks=False, onerror=lambda e: listing.skipped.append(
@@ -115,6 +120,8 @@ def list_files(target: Path, *, max_bytes: int, use_gitignore: bool, exclude: li
         dirs[:] = kept
         for name in sorted(files):
             rel = f"{rel_dir}/{name}" if rel_dir else name
+            if wanted is not None and not wanted.match_file(rel):
+                continue
             if _ignored(rel, False, specs):
                 listing.skipped.append(Skip(str(here / name), "ignored (.gitignore or ingest.exclude)"))
                 continue

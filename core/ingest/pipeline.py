@@ -77,7 +77,7 @@ def _existing_sources(store: WorkspaceStore, root: Path, is_file: bool) -> dict[
 
 
 def ingest_path(store: WorkspaceStore, writer: Writer, embedder: Embedder, target: Path, *, project: str,
-                settings: IngestSettings, vector_index_min_rows: int,
+                settings: IngestSettings, vector_index_min_rows: int, include: list[str] | None = None,
                 progress: ProgressFn | None = None) -> IngestReport:
     """Ingest the files under ``target`` into ``store`` as chunks of ``project``.
 
@@ -91,7 +91,7 @@ def ingest_path(store: WorkspaceStore, writer: Writer, embedder: Embedder, targe
     """
     started = time.perf_counter()
     listing = list_files(target, max_bytes=settings.max_file_bytes, use_gitignore=settings.use_gitignore,
-                         exclude=settings.exclude)
+                         exclude=settings.exclude, include=include)
     report = IngestReport(root=listing.root.as_posix(), project=project, files_listed=len(listing.files),
                           skipped=list(listing.skipped))
     existing = _existing_sources(store, listing.root, listing.root.is_file())
@@ -114,7 +114,8 @@ def ingest_path(store: WorkspaceStore, writer: Writer, embedder: Embedder, targe
         pending.append(_Pending(file, file.source, text, digest))
 
     listed = {f.source for f in listing.files}
-    gone = [s for s in existing if s not in listed]
+    # With include patterns only a subset was listed: files outside it are not "gone".
+    gone = [] if include else [s for s in existing if s not in listed]
     if gone:
         writer.run(store.delete_sources, gone)
         report.files_removed = len(gone)

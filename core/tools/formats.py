@@ -38,9 +38,9 @@ def _date(value: datetime) -> str:
 
 
 def where(memory: Memory) -> str:
-    """The source of a memory with its line range (``path:12-40``), or its kind for notes."""
+    """The source of a memory with its line range (``path:12-40``); empty for notes."""
     if not memory.source:
-        return memory.kind
+        return ""
     if memory.end_line:
         return f"{memory.source}:{memory.start_line}-{memory.end_line}"
     return memory.source
@@ -49,6 +49,7 @@ def where(memory: Memory) -> str:
 def memory_meta(memory: Memory, *extra: str) -> str:
     """The first line of a memory block: id, project, source:lines, kind/type, date, then ``extra``."""
     parts = [memory.id, memory.project, where(memory), f"{memory.kind}/{memory.type}", _date(memory.updated_at)]
+    parts = [p for p in parts if p]
     if memory.tags:
         parts.append(" ".join("#" + t for t in memory.tags))
     return SEP.join([*parts, *[e for e in extra if e]])
@@ -108,7 +109,8 @@ def format_neighbors(result: NeighborList, max_chars: int) -> str:
 
 
 def format_file_chunks(result: FileChunks, max_chars: int) -> str:
-    blocks = [Block(SEP.join([m.id, where(m), f"chunk {m.chunk_index + 1}/{result.total_chunks}"]), m.content, m.title)
+    blocks = [Block(SEP.join([m.id, where(m) or m.source, f"chunk {m.chunk_index + 1}/{result.total_chunks}"]),
+                    m.content, m.title)
               for m in result.items]
 
     def footer(shown: int, total: int) -> str:
@@ -216,7 +218,8 @@ def format_stored(s: Stored, max_chars: int) -> str:
 def format_deleted(d: Deleted, max_chars: int) -> str:
     if d.source:
         return f"forgot {d.source} and its {d.chunks} chunks in {d.workspace}"[:max_chars]
-    return f"deleted {len(d.ids)} memories in {d.workspace}: {', '.join(d.ids)}"[:max_chars]
+    noun = "memory" if len(d.ids) == 1 else "memories"
+    return f"deleted {len(d.ids)} {noun} in {d.workspace}: {', '.join(d.ids)}"[:max_chars]
 
 
 def format_fact_change(c: FactChange, max_chars: int) -> str:

@@ -125,13 +125,15 @@ def ingest_path(
     path: Annotated[str, Field(min_length=1, max_length=4000, description="A folder or file on this computer.")],
     project: Annotated[str | None, Field(min_length=1, max_length=100,
                                          description="Project name (default: the folder's name).")] = None,
+    include: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
+                       Field(max_length=32, description="Only files matching these patterns (e.g. docs/**/*.md).")] = None,
 ) -> IngestResult:
     """Ingest (or re-sync) the files under a folder: only changed files are re-embedded."""
     target = Path(path).expanduser()
     name = project or (target.resolve().name if target.exists() else "") or DEFAULT_PROJECT
     report = run_ingest(scope.store, scope.writer, scope.embedder(), target, project=name,
                         settings=scope.settings.ingest,
-                        vector_index_min_rows=scope.settings.store.vector_index_min_rows,
+                        vector_index_min_rows=scope.settings.store.vector_index_min_rows, include=include,
                         progress=scope.engine.ingest_progress)
     return IngestResult(
         workspace=scope.workspace, project=name, root=report.root, files_listed=report.files_listed,

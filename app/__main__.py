@@ -1,0 +1,5 @@
+"""``python -m engram.app``: the same as the ``engram`` command."""
+
+from .cli import main
+
+main()

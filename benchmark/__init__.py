@@ -1,0 +1,1 @@
+"""Reproducible measurements of Engram (see benchmark/README.md)."""

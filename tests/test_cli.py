@@ -1,0 +1,99 @@
+"""The engram command as a newcomer runs it: real processes, the real model, a real data folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import write_tree
+
+DOC = "# Deploy\n\nWe deploy with systemd units on the home server.\n\n## Rollback\n\nKeep the previous release around.\n"
+
+
+@pytest.fixture
+def env(tmp_path: Path, model_file: Path) -> dict[str, str]:
+    models = tmp_path / "data" / "models"
+    models.mkdir(parents=True)
+    shutil.copy(model_file, models / model_file.name)  # skip the one-off conversion in every test
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    return {**clean, "ENGRAM_DATA_DIR": str(tmp_path / "data"), "ENGRAM_CONFIG_DIR": str(tmp_path / "config"),
+            "ENGRAM_EMBED_THREADS": "2"}
+
+
+def engram(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "engram.app", *args], env=env, capture_output=True, text=True,
+                          input=stdin, timeout=300)
+
+
+def test_ingest_then_search_prints_cited_results(env: dict[str, str], tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "ops", {"deploy.md": DOC, "notes.txt": "Unrelated grocery list: apples, bread."})
+    ingest = engram(env, "ingest", str(root), "--project", "ops")
+    assert ingest.returncode == 0, ingest.stderr
+    assert ingest.stdout.startswith(f"ingested {root.resolve().as_posix()} into default/ops: 2 files indexed")
+    assert "ingest: 2/2 files" in ingest.stderr  # plain progress lines when stderr is not a terminal
+    search = engram(env, "search", "how do we go back to the previous release", "--limit", "2")
+    assert search.returncode == 0, search.stderr
+    first = search.stdout.splitlines()[0]
+    assert first.startswith("[1] ") and "deploy.md:" in first and " · ops · " in first
+    assert search.stdout.rstrip().splitlines()[-1].startswith("— ")
+
+
+def test_json_output_is_one_document(env: dict[str, str]) -> None:
+    stored = engram(env, "remember", "Prefer tabs over spaces", "--type", "preference", "--tag", "style", "--json")
+    assert stored.returncode == 0, stored.stderr
+    doc = json.loads(stored.stdout)
+    assert doc["tool"] == "store" and doc["result"]["kind"] == "note" and doc["chars"] == len(doc["text"])
+    found = json.loads(engram(env, "search", "tabs or spaces", "--json").stdout)
+    hit = found["result"]["hits"][0]
+    assert hit["id"] == doc["result"]["id"] and hit["tags"] == ["style"] and hit["channels"]
+    assert isinstance(hit["score"], float) and found["chars"] == len(found["text"])
+
+
+def test_ingest_text_reads_standard_input(env: dict[str, str]) -> None:
+    out = engram(env, "ingest-text", "meeting 12 nov", stdin="We agreed to ship on Friday.")
+    assert out.returncode == 0, out.stderr
+    assert engram(env, "summary", "content:meeting 12 nov").stdout.startswith("content:meeting 12 nov · general")
+
+
+def test_config_commands_round_trip(env: dict[str, str]) -> None:
+    assert engram(env, "config", "set", "search.limit", "7").returncode == 0
+    assert engram(env, "config", "get", "search.limit").stdout.strip() == "7"
+    listing = json.loads(engram(env, "config", "list", "--json").stdout)
+    row = next(r for r in listing["settings"] if r["key"] == "search.limit")
+    assert (row["value"], row["origin"], row["accepts"]) == (7, "file", "an integer from 1 to 50")
+    assert engram({**env, "ENGRAM_SEARCH_LIMIT": "9"}, "config", "get", "search.limit").stdout.strip() == "9"
+    assert engram(env, "config", "reset", "search.limit").returncode == 0
+    assert engram(env, "config", "get", "search.limit").stdout.strip() == "10"
+
+
+def test_refused_input_exits_2_with_a_message_and_changes_nothing(env: dict[str, str], tmp_path: Path) -> None:
+    bad = engram(env, "config", "set", "search.limit", "0")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("engram: Invalid setting: Setting 'search.limit'")
+    assert "an integer from 1 to 50" in bad.stderr
+    assert not (tmp_path / "config" / "settings.toml").exists()
+    limit = engram(env, "search", "x", "--limit", "99")
+    assert limit.returncode == 2 and "argument 'limit' got '99'" in limit.stderr
+    env_typo = engram({**env, "ENGRAM_SEARCH_LIMT": "3"}, "status")
+    assert env_typo.returncode == 2 and "ENGRAM_SEARCH_LIMT names no setting" in env_typo.stderr
+
+
+def test_failures_exit_1_with_the_error_title(env: dict[str, str], tmp_path: Path) -> None:
+    missing = engram(env, "ingest", str(tmp_path / "nowhere"))
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("engram: Cannot ingest: ") and "does not exist" in missing.stderr
+    unknown = engram(env, "get", "123456789abc")
+    assert unknown.returncode == 1 and "No memory with id 123456789abc" in unknown.stderr
+
+
+def test_version_and_help(env: dict[str, str]) -> None:
+    assert engram(env, "--version").stdout.strip() == "engram 0.1.0"
+    helptext = engram(env, "--help").stdout
+    for command in ("ingest", "search", "remember", "status", "config"):
+        assert command in helptext

@@ -1,0 +1,166 @@
+"""Tool output formats, pinned by golden files (regenerate with ENGRAM_UPDATE_GOLDEN=1 after a deliberate change)."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from engram.core.tools import formats
+from engram.core.tools.results import (
+    CountedName,
+    Deleted,
+    DeviceContext,
+    Fact,
+    FactChange,
+    FactList,
+    FileChunks,
+    GraphScope,
+    IngestResult,
+    Memory,
+    MemoryList,
+    Neighbor,
+    NeighborList,
+    ProjectCount,
+    SearchHit,
+    SearchResult,
+    SkippedFile,
+    SourceInfo,
+    SourceList,
+    Stored,
+    WakeUp,
+    WorkspaceStatus,
+)
+
+GOLDEN = Path(__file__).parent / "golden"
+T1 = datetime(2026, 11, 2, 9, 30, tzinfo=timezone.utc)
+T2 = datetime(2026, 11, 20, 17, 5, tzinfo=timezone.utc)
+SRC = "/home/ada/django/docs/topics/security.txt"
+PARAGRAPH = ("Django's SecurityMiddleware can redirect every HTTP request to HTTPS when SECURE_SSL_REDIRECT is "
+             "True. Browsers are told to refuse plain HTTP for a while through the Strict-Transport-Security "
+             "header, whose lifetime comes from SECURE_HSTS_SECONDS; include subdomains with "
+             "SECURE_HSTS_INCLUDE_SUBDOMAINS and ask for preloading with SECURE_HSTS_PRELOAD. ")
+
+
+def memory(i: int, **kw: object) -> dict:
+    base = dict(id=f"a1b2c3d4e5{i:02d}", project="django", source=SRC, kind="chunk", type="text", tags=[],
+                title="Security in Django > SSL/HTTPS", content=PARAGRAPH * (1 + i % 3), created_at=T1,
+                updated_at=T2, chunk_index=i, start_line=100 + 20 * i, end_line=119 + 20 * i)
+    base.update(kw)
+    return base
+
+
+def check(name: str, text: str) -> None:
+    path = GOLDEN / f"{name}.txt"
+    if os.environ.get("ENGRAM_UPDATE_GOLDEN"):
+        path.write_text(text + "\n", encoding="utf-8")
+    assert text + "\n" == path.read_text(encoding="utf-8")
+
+
+def test_search_format() -> None:
+    hits = [SearchHit(**memory(i), score=0.03 - i / 1000, channels=["semantic", "lexical", "graph"][: 1 + i % 3])
+            for i in range(6)]
+    hits[2] = SearchHit(**memory(2, kind="note", type="decision", source="", start_line=0, end_line=0,
+                                 tags=["security", "ops"], title="", content="Always set SECURE_SSL_REDIRECT in prod."),
+                        score=0.02, channels=["lexical"])
+    result = SearchResult(query="force https redirect", hits=hits,
+                          warnings=["graph channel failed: edges table unreadable"])
+    check("search", formats.format_search(result, 2500))
+
+
+def test_search_format_with_no_results() -> None:
+    check("search_empty", formats.format_search(SearchResult(query="x", hits=[]), 4000))
+
+
+def test_get_memory_format() -> None:
+    result = MemoryList(items=[Memory(**memory(0)), Memory(**memory(1))], missing=["ffffffffffff"])
+    check("get_memory", formats.format_memories(result, 4000))
+
+
+def test_neighbors_format() -> None:
+    items = [Neighbor(**memory(1), relation="next", hop=1, score=1.0),
+             Neighbor(**memory(4, source="/home/ada/django/django/middleware/security.py", type="python",
+                             title="class SecurityMiddleware", content="class SecurityMiddleware(MiddlewareMixin):"),
+                      relation="mentions", via="e:secure_ssl_redirect", hop=1, score=0.4)]
+    check("neighbors", formats.format_neighbors(NeighborList(origin="a1b2c3d4e500", items=items), 4000))
+
+
+def test_file_chunks_format() -> None:
+    result = FileChunks(source=SRC, total_chunks=12, items=[Memory(**memory(i)) for i in range(3)])
+    check("file_chunks", formats.format_file_chunks(result, 1800))
+
+
+def source(i: int) -> SourceInfo:
+    return SourceInfo(source=SRC.replace("security", f"topic{i}"), project="django", kind="file", root="/home/ada/django",
+                      size=12345 * (i + 1), mtime=1.0, content_hash="ab" * 32, chunk_count=7 + i,
+                      summary="Security in Django: an overview of Django's security features.", ingested_at=T2,
+                      outline=["Security in Django", "Security in Django > SSL/HTTPS"])
+
+
+def test_file_summary_format() -> None:
+    check("file_summary", formats.format_file_summary(source(0), 4000))
+
+
+def test_list_sources_format() -> None:
+    check("list_sources", formats.format_sources(SourceList(items=[source(i) for i in range(3)], total=40, offset=10),
+                                                 4000))
+
+
+def test_kg_query_format() -> None:
+    facts = [Fact(id="f-0a1b2c3d4e", project="engram", subject="engram", predicate="stores vectors in",
+                  object="LanceDB", valid_from=T1),
+             Fact(id="f-9f8e7d6c5b", project="engram", subject="engram", predicate="embeds with",
+                  object="sentence-transformers", valid_from=T1, ended=T2, source="note 1a2b3c4d5e6f")]
+    check("kg_query", formats.format_facts(FactList(items=facts), 4000))
+
+
+def test_orientation_formats() -> None:
+    status = WorkspaceStatus(workspace="default", folder="/home/ada/.local/share/engram/workspaces/default",
+                             memories=1204, sources=88, facts=3, edges=9000,
+                             by_kind=[CountedName(name="chunk", count=1200), CountedName(name="note", count=4)],
+                             projects=[ProjectCount(project="django", memories=1200, sources=88),
+                                       ProjectCount(project="general", memories=4, sources=0)],
+                             indexes=["content_idx (FTS)"], embed_model="all-minilm-l6-v2", embed_ready=True,
+                             workspaces=["default", "work"])
+    scope = GraphScope(project=None, memories=1204,
+                       edges_by_relation=[CountedName(name="mentions", count=7000), CountedName(name="next", count=1100)],
+                       top_entities=[CountedName(name="secure_ssl_redirect", count=12)],
+                       predicates=[CountedName(name="uses", count=2)])
+    device = DeviceContext(os="Linux 6.1", machine="x86_64", python="3.11.7", cpu_count=2, memory_total_mb=24000,
+                           llama_cpp="0.3.36", gpu_offload=False, system_info="CPU : AVX2 = 1", embed_model="all-minilm-l6-v2",
+                           embed_threads=2, data_dir="/home/ada/.local/share/engram")
+    wake = WakeUp(workspace="default", project=None, memories=1204, sources=88,
+                  projects=[ProjectCount(project="django", memories=1200, sources=88)],
+                  recent=[Memory(**memory(0, kind="note", type="decision", source="", content="Use LanceDB. " * 20))],
+                  facts=[Fact(id="f-0a1b2c3d4e", project="engram", subject="engram", predicate="uses", object="LanceDB",
+                              valid_from=T1)])
+    text = "\n---\n".join([formats.format_status(status, 4000), formats.format_graph_scope(scope, 4000),
+                           formats.format_device(device, 4000), formats.format_wake_up(wake, 4000)])
+    check("orientation", text)
+
+
+def test_write_formats() -> None:
+    fact = Fact(id="f-0a1b2c3d4e", project="engram", subject="engram", predicate="uses", object="LanceDB", valid_from=T1)
+    ingest = IngestResult(workspace="default", project="django", root="/home/ada/django", files_listed=1102,
+                          files_indexed=1000, files_unchanged=90, files_removed=2, chunks_written=9000, seconds=412.5,
+                          skipped=[SkippedFile(path="/a.png", reason="binary file type"),
+                                   SkippedFile(path="/b", reason="larger than ingest.max_file_bytes (3 > 2 bytes)"),
+                                   SkippedFile(path="/c", reason="larger than ingest.max_file_bytes (4 > 2 bytes)")])
+    text = "\n".join([
+        formats.format_stored(Stored(id="1a2b3c4d5e6f", workspace="default", project="general", kind="note",
+                                     entities=["secure_ssl_redirect"]), 4000),
+        formats.format_deleted(Deleted(workspace="default", ids=["1a2b3c4d5e6f"]), 4000),
+        formats.format_deleted(Deleted(workspace="default", source=SRC, chunks=12), 4000),
+        formats.format_fact_change(FactChange(action="add", fact=fact), 4000),
+        formats.format_ingest(ingest, 4000),
+    ])
+    check("writes", text)
+
+
+@pytest.mark.parametrize("budget", [1200, 1201, 3333, 12000])
+def test_block_formats_respect_every_budget(budget: int) -> None:
+    hits = [SearchHit(**memory(i), score=0.01, channels=["semantic"]) for i in range(30)]
+    text = formats.format_search(SearchResult(query="https", hits=hits), budget)
+    assert len(text) <= budget and "of 30 results shown" in text.splitlines()[-1]
