@@ -85,6 +85,7 @@ def main() -> None:
         started = time.perf_counter()
         ingest = engine.call("ingest_path", {"path": str(folder), "project": "scifact"}).result
         ingest_s = time.perf_counter() - started
+        chunks = engine.call("status").result.memories
         scope = engine.scope()
         embedder = engine.embedder()
         cfg = engine.settings.search
@@ -107,12 +108,14 @@ def main() -> None:
             print(label, results[label], flush=True)
 
     result = {"suite": "quality", "dataset": "BEIR SciFact test (claims_validation.csv)", "quick": args.quick,
-              "documents": len(docs), "queries": len(queries), "chunks": ingest.chunks_written,
-              "ingest_seconds": round(ingest_s, 1), "model": "all-MiniLM-L6-v2 f16 GGUF (bundled)",
+              "documents": len(docs), "queries": len(queries), "chunks": chunks,
+              "ingest": {"files_indexed": ingest.files_indexed, "files_unchanged": ingest.files_unchanged,
+                         "seconds": round(ingest_s, 1)}, "model": "all-MiniLM-L6-v2 f16 GGUF (bundled)",
               "bm25": "LanceDB native FTS: simple tokenizer, lower-case, English stemming and stop words, ASCII folding",
               "configs": results, "published": PUBLISHED, "machine": machine()}
     lines = ["# Retrieval quality — SciFact" + (" (quick)" if args.quick else ""), "",
-             f"{len(docs)} documents ({ingest.chunks_written} chunks), {len(queries)} queries.", "",
+             f"{len(docs)} documents ({chunks} chunks), {len(queries)} queries; weights "
+             f"semantic {cfg.weight_semantic}, lexical {cfg.weight_lexical}, graph {cfg.weight_graph}.", "",
              "| configuration | nDCG@10 | recall@10 | recall@100 | MRR@10 | ms/query |", "|---|---|---|---|---|---|"]
     for label, r in results.items():
         lines.append(f"| {label} | {r['ndcg@10']:.3f} | {r['recall@10']:.3f} | {r['recall@100']:.3f} | "

@@ -180,7 +180,8 @@ class Engine:
     def call(self, tool: str, arguments: dict[str, Any] | None = None) -> ToolOutput:
         """Validate ``arguments``, run ``tool`` in its workspace and render the result.
 
-        ``arguments`` may include ``workspace`` (default: the configured one) and ``max_chars``.
+        ``arguments`` may include ``workspace`` (default: store.default_workspace) and ``max_chars``
+        (default: search.max_chars).
 
         Raises:
             InvalidArgument: unknown tool or refused arguments (nothing ran, nothing was written).
@@ -192,7 +193,8 @@ class Engine:
         spec = TOOLS[tool]
         scope = self.scope(getattr(call, "workspace"), create=spec.write)
         result = spec.rows(scope, **values)
-        return ToolOutput(tool, scope.workspace, result, spec.render(result, getattr(call, "max_chars")))
+        max_chars = getattr(call, "max_chars") if "max_chars" in call.model_fields_set else self.settings.search.max_chars
+        return ToolOutput(tool, scope.workspace, result, spec.render(result, max_chars))
 
     # -------------------------------------------------------------------- close
 

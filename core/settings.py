@@ -94,7 +94,9 @@ class SearchSettings(_Group):
     k_per_channel: int = Field(24, ge=1, le=200, description="Candidates each channel contributes before fusion.")
     weight_semantic: float = Field(1.0, ge=0.0, le=10.0, description="RRF weight of the vector channel.")
     weight_lexical: float = Field(1.0, ge=0.0, le=10.0, description="RRF weight of the full-text channel.")
-    weight_graph: float = Field(0.5, ge=0.0, le=10.0, description="RRF weight of the graph channel.")
+    weight_graph: float = Field(
+        0.1, ge=0.0, le=10.0,
+        description="RRF weight of the graph channel (0.1: best measured on SciFact and Django lookups; see README).")
     graph_seeds: int = Field(8, ge=0, le=64, description="Top fused results the graph channel expands from.")
     graph_hops: int = Field(1, ge=1, le=3, description="How many hops the graph channel walks from its seeds.")
     graph_reverse: bool = Field(False, description="Also walk edges backwards (e.g. to the previous chunk).")

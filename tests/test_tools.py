@@ -140,3 +140,12 @@ def test_workspaces_are_isolated(engine: Engine, filled: dict[str, str]) -> None
     with pytest.raises(WorkspaceError, match="does not exist yet.*Existing workspaces: default, work"):
         engine.call("search", {"query": "x", "workspace": "missing"})
     assert not (engine.paths.workspaces_dir / "missing").exists()
+
+
+def test_answer_length_defaults_to_the_configured_cap(engine: Engine) -> None:
+    for i in range(10):
+        engine.call("store", {"content": f"Deploy note {i}: " + "systemd restarts the service cleanly. " * 10})
+    engine.settings.search.max_chars = 1200
+    default = engine.call("search", {"query": "systemd deploy"}).text
+    wider = engine.call("search", {"query": "systemd deploy", "max_chars": 4000}).text
+    assert len(default) <= 1200 < len(wider) <= 4000

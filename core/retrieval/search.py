@@ -57,7 +57,7 @@ class Filters:
 class SearchParams:
     limit: int
     k_per_channel: int = 24
-    weights: dict[str, float] = field(default_factory=lambda: {"semantic": 1.0, "lexical": 1.0, "graph": 0.5})
+    weights: dict[str, float] = field(default_factory=lambda: {"semantic": 1.0, "lexical": 1.0, "graph": 0.1})
     rrf_k: int = 60
     graph_seeds: int = 8
     graph_hops: int = 1

@@ -144,8 +144,7 @@ class WorkspaceStore:
             query = query.where(where)
         if columns:
             query = query.select(list(columns))
-        query = query.limit(limit if limit is not None else max(self.count(table, where), 1))
-        return self._rows(query)
+        return self._rows(query.limit(limit))  # None: every matching row (plain scans only)
 
     def count(self, table: Any, where: str | None = None) -> int:
         try:
@@ -197,8 +196,7 @@ class WorkspaceStore:
         with self._degree_lock:
             if self._degrees is not None and self._degrees[0] == version:
                 return self._degrees[1]
-        rows = self.edges.search().where(f"relation IN ('mentions', 'part_of')").select(["dst"]).limit(
-            max(self.count(self.edges), 1)).to_arrow()
+        rows = self.edges.search().where("relation IN ('mentions', 'part_of')").select(["dst"]).limit(None).to_arrow()
         degrees: Counter[str] = Counter(rows.column("dst").to_pylist())
         with self._degree_lock:
             self._degrees = (version, degrees)
