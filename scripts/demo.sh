@@ -16,8 +16,7 @@ if [ ! -d "$corpus/django-5.2.8/docs" ]; then
 fi
 
 export ENGRAM_DATA_DIR="${ENGRAM_DATA_DIR:-$PWD/.demo-data}"
-engram() { "$bin/engram" "$@"; }
-set -x
+engram() { printf '\n$ engram %s\n' "$*" >&2; "$bin/engram" "$@"; }
 engram ingest "$corpus/django-5.2.8/docs/topics" --project django
 engram search "force every request onto HTTPS and make browsers remember to never use plain HTTP" --limit 3
 engram search "email me the full traceback when the production site crashes" --limit 3 --max-chars 2000
