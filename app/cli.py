@@ -21,7 +21,7 @@ from engram.core import Engine, EngramError, Paths
 from engram.core.errors import InvalidArgument, SettingsError
 from engram.core.settings_file import load_settings
 
-from . import cli_config
+from . import cli_config, cli_mcp
 from .cli_tools import COMMANDS, FACT_COMMAND, add_tool_arguments, tool_arguments, tool_summary
 from .progress import ProgressPrinter
 
@@ -70,10 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     fact.set_defaults(tool="kg_edit")
 
     cli_config.add_parser(sub)
+    cli_mcp.add_parsers(sub)
     return parser
 
 
-def _tool_call(args: argparse.Namespace, engine: Engine, max_chars_default: int) -> dict[str, Any]:
+def _tool_call(args: argparse.Namespace) -> dict[str, Any]:
     if args.tool == "kg_edit":
         values = {k: v for k, v in vars(args).items()
                   if k in ("subject", "predicate", "object", "project", "valid_from", "source", "fact_id")
@@ -84,7 +85,8 @@ def _tool_call(args: argparse.Namespace, engine: Engine, max_chars_default: int)
     if args.tool == "ingest_content" and "content" not in values:
         values["content"] = sys.stdin.read()
     values["workspace"] = args.workspace
-    values["max_chars"] = args.max_chars if args.max_chars is not None else max_chars_default
+    if args.max_chars is not None:
+        values["max_chars"] = args.max_chars
     return values
 
 
@@ -105,10 +107,12 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
         if args.command == "config":
             return cli_config.run(args, paths, env)
         settings = load_settings(paths.settings_file, env).settings
+        if args.command in cli_mcp.COMMANDS:
+            return cli_mcp.run(args, paths, settings)
         with Engine(paths, settings) as engine:
             printer = ProgressPrinter()
             engine.subscribe(printer)
-            out = engine.call(args.tool, _tool_call(args, engine, settings.search.max_chars))
+            out = engine.call(args.tool, _tool_call(args))
             printer.finish()
         if args.json:
             print(json.dumps({"tool": out.tool, "workspace": out.workspace,

@@ -29,6 +29,9 @@ from .tools.scope import Scope
 
 logger = logging.getLogger(__name__)
 
+#: Answers of tools without a ``max_chars`` argument are short by nature; this only guards the edge.
+MAX_CHARS_CEILING = 12000
+
 EngineEvent = IngestProgress
 Listener = Callable[[EngineEvent], None]
 
@@ -193,7 +196,10 @@ class Engine:
         spec = TOOLS[tool]
         scope = self.scope(getattr(call, "workspace"), create=spec.write)
         result = spec.rows(scope, **values)
-        max_chars = getattr(call, "max_chars") if "max_chars" in call.model_fields_set else self.settings.search.max_chars
+        if "max_chars" in call.model_fields_set:
+            max_chars = getattr(call, "max_chars")
+        else:
+            max_chars = self.settings.search.max_chars if spec.budgeted else MAX_CHARS_CEILING
         return ToolOutput(tool, scope.workspace, result, spec.render(result, max_chars))
 
     # -------------------------------------------------------------------- close

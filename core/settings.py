@@ -115,6 +115,8 @@ class ServiceSettings(_Group):
     about: ClassVar[str] = "The local MCP service"
 
     port: int = Field(0, ge=0, le=65535, description="Loopback port of the service; 0 picks a free one.")
+    start_timeout_sec: float = Field(
+        60.0, ge=1.0, le=600.0, description="How long `engram mcp` waits for a service it started to answer.")
 
 
 class Settings(BaseModel):

@@ -29,6 +29,8 @@ class Tool:
     write: bool = False
     destructive: bool = False
     idempotent: bool = False
+    #: Whether the text answer can grow with the data, so callers may cap it with ``max_chars``.
+    budgeted: bool = False
 
     @property
     def summary(self) -> str:
@@ -36,17 +38,17 @@ class Tool:
 
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
-    Tool("search", reads.search, formats.format_search, idempotent=True),
-    Tool("get_memory", reads.get_memory, formats.format_memories, idempotent=True),
-    Tool("neighbors", reads.neighbors, formats.format_neighbors, idempotent=True),
-    Tool("file_chunks", reads.file_chunks, formats.format_file_chunks, idempotent=True),
-    Tool("file_summary", reads.file_summary, formats.format_file_summary, idempotent=True),
-    Tool("list_sources", reads.list_sources, formats.format_sources, idempotent=True),
-    Tool("kg_query", reads.kg_query, formats.format_facts, idempotent=True),
+    Tool("search", reads.search, formats.format_search, idempotent=True, budgeted=True),
+    Tool("get_memory", reads.get_memory, formats.format_memories, idempotent=True, budgeted=True),
+    Tool("neighbors", reads.neighbors, formats.format_neighbors, idempotent=True, budgeted=True),
+    Tool("file_chunks", reads.file_chunks, formats.format_file_chunks, idempotent=True, budgeted=True),
+    Tool("file_summary", reads.file_summary, formats.format_file_summary, idempotent=True, budgeted=True),
+    Tool("list_sources", reads.list_sources, formats.format_sources, idempotent=True, budgeted=True),
+    Tool("kg_query", reads.kg_query, formats.format_facts, idempotent=True, budgeted=True),
     Tool("graph_scope", reads.graph_scope, formats.format_graph_scope, idempotent=True),
     Tool("status", overview.status, formats.format_status, idempotent=True),
     Tool("device_context", overview.device_context, formats.format_device, idempotent=True),
-    Tool("wake_up", overview.wake_up, formats.format_wake_up, idempotent=True),
+    Tool("wake_up", overview.wake_up, formats.format_wake_up, idempotent=True, budgeted=True),
     Tool("store", writes.store, formats.format_stored, write=True),
     Tool("delete", writes.delete, formats.format_deleted, write=True, destructive=True, idempotent=False),
     Tool("kg_edit", writes.kg_edit, formats.format_fact_change, write=True, destructive=True),
@@ -54,9 +56,11 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("ingest_path", writes.ingest_path, formats.format_ingest, write=True, idempotent=True),
 )}
 
-MaxChars = Annotated[int, Field(ge=1200, le=12000, description="Length cap of the answer in characters (1,200–12,000).")]
+MaxChars = Annotated[int, Field(ge=1200, le=12000, description="Answer length cap in characters.")]
 WorkspaceArg = Annotated[str, Field(pattern=f"({WORKSPACE_PATTERN})|^$", max_length=40,
-                                    description="Workspace to use; empty means the configured default.")]
+                                    description="Workspace (default: the configured one).")]
+#: The answer-length cap when a caller gives none (``Engine.call`` uses search.max_chars instead).
+DEFAULT_MAX_CHARS = 4000
 _FORBID = ConfigDict(extra="forbid")
 
 
@@ -74,9 +78,12 @@ def args_model(name: str) -> type[BaseModel]:
 
 @cache
 def call_model(name: str) -> type[BaseModel]:
-    """The arguments a caller passes: the row arguments plus ``workspace`` and ``max_chars``."""
-    return create_model(f"{_camel(name)}Call", __base__=args_model(name),
-                        workspace=(WorkspaceArg, ""), max_chars=(MaxChars, 4000))
+    """The arguments a caller passes: the row arguments plus ``workspace`` and, where the answer can
+    grow with the data, ``max_chars``."""
+    extra: dict[str, Any] = {"workspace": (WorkspaceArg, "")}
+    if TOOLS[name].budgeted:
+        extra["max_chars"] = (MaxChars, DEFAULT_MAX_CHARS)
+    return create_model(f"{_camel(name)}Call", __base__=args_model(name), **extra)
 
 
 def _camel(name: str) -> str:

@@ -1,0 +1,119 @@
+"""Engram's MCP server on the official SDK (``MCPServer``).
+
+The same server definition serves three ways: in the headless service (Streamable HTTP), in
+``engram mcp --standalone`` (stdio, engine in-process) and in the stdio launcher, whose backend
+forwards each call to the service. A tool's input schema is the engine's own call model (the row
+function's arguments plus ``workspace`` and ``max_chars``); the SDK passes arguments through
+untouched and the engine validates them, so refusals read the same everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from importlib import metadata
+from typing import Any, Protocol
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.types import ToolAnnotations
+from pydantic import ConfigDict
+
+from engram.core import Engine, EngramError
+from engram.core.tools.registry import TOOLS, call_model
+
+from .descriptions import DESCRIPTIONS, INSTRUCTIONS
+
+logger = logging.getLogger(__name__)
+
+_UNPUBLISHED = {"title", "minLength", "maxLength", "pattern"}
+
+
+class ToolBackend(Protocol):
+    """Runs one tool call and returns its text, or raises ``EngramError`` with a message for the caller."""
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> str: ...
+
+
+class EngineBackend:
+    """Runs tools on an in-process engine, off the event loop (blocking reads and writes in threads)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
+        logger.info("tool %s called", tool)
+        out = await anyio.to_thread.run_sync(lambda: self.engine.call(tool, arguments))
+        return out.text
+
+
+class _PassThrough(ArgModelBase):
+    """Hands the caller's arguments to the backend unvalidated: the engine validates them itself."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.model_extra or {})}
+
+
+def version() -> str:
+    try:
+        return metadata.version("engram")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+def input_schema(tool: str) -> dict[str, Any]:
+    """The JSON schema agents see for ``tool``: its call model, without pydantic's titles."""
+    schema = call_model(tool).model_json_schema()
+
+    def lean(node: Any) -> Any:
+        if isinstance(node, list):
+            return [lean(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        # Titles repeat the names; string length and pattern limits are noise to an agent (the engine still
+        # enforces them and says what it accepts when one is crossed). Property names are never dropped.
+        node = {k: ({p: lean(v2) for p, v2 in v.items()} if k == "properties" else lean(v))
+                for k, v in node.items() if k not in _UNPUBLISHED}
+        # "X or null, default null" says no more than an optional X: keep just X.
+        options = node.get("anyOf")
+        if options and node.get("default", ...) is None and {"type": "null"} in options and len(options) == 2:
+            node.pop("anyOf")
+            node.pop("default")
+            node = {**next(o for o in options if o != {"type": "null"}), **node}
+        return node
+
+    return lean(schema)
+
+
+def annotations(tool: str) -> ToolAnnotations:
+    spec = TOOLS[tool]
+    return ToolAnnotations(readOnlyHint=not spec.write, destructiveHint=spec.destructive if spec.write else None,
+                           idempotentHint=spec.idempotent, openWorldHint=False)
+
+
+def _tool_function(backend: ToolBackend, tool: str) -> Callable[..., Awaitable[str]]:
+    async def run(arguments: dict[str, Any]) -> str:
+        try:
+            return await backend.call(tool, arguments)
+        except EngramError as exc:
+            raise ToolError(f"{exc.title}: {exc.message}" if exc.title else exc.message) from None
+
+    run.__name__ = tool
+    return run
+
+
+def build_server(backend: ToolBackend) -> MCPServer:
+    """An ``MCPServer`` exposing every engine tool through ``backend``."""
+    tools = [
+        Tool(fn=_tool_function(backend, name), name=name, description=DESCRIPTIONS[name],
+             parameters=input_schema(name), fn_metadata=FuncMetadata(arg_model=_PassThrough), is_async=True,
+             annotations=annotations(name))
+        for name in TOOLS
+    ]
+    return MCPServer(name="engram", title="Engram", instructions=INSTRUCTIONS, version=version(), tools=tools,
+                     log_level="WARNING")

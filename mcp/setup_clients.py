@@ -1,0 +1,241 @@
+"""``engram setup``: writing Engram's entry into an MCP client's own configuration file.
+
+Each client documents where its MCP servers live (see the table below). The writer merges: only
+the ``engram`` entry is added, changed or removed; every other server and setting stays as it was.
+The file is backed up before it is changed, a re-run that would change nothing writes nothing,
+and ``--dry-run`` prints the change instead. A file that cannot be parsed (or that holds comments
+we could not keep) is never rewritten: the message says what to paste by hand.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from engram.core import EngramError, Paths
+from engram.core.fileio import atomic_write_bytes
+
+ENTRY_NAME = "engram"
+
+
+class SetupError(EngramError):
+    title = "Editor setup failed"
+
+
+@dataclass(frozen=True)
+class Places:
+    """The folders client configs are found under, read once from the environment."""
+
+    home: Path
+    appdata: Path  # Windows %APPDATA%
+    platform: str  # sys.platform
+    codex_home: Path
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None, platform: str = sys.platform) -> Places:
+        env = os.environ if environ is None else environ
+        home = Path(env.get("HOME") or env.get("USERPROFILE") or Path.home())
+        appdata = Path(env.get("APPDATA") or home / "AppData" / "Roaming")
+        codex = Path(env.get("CODEX_HOME") or home / ".codex")
+        return cls(home, appdata, platform, codex)
+
+    def app_support(self, *parts: str) -> Path:
+        """The per-user application folder: macOS Application Support, Windows APPDATA, else ~/.config."""
+        if self.platform == "darwin":
+            return self.home.joinpath("Library", "Application Support", *parts)
+        if self.platform == "win32":
+            return self.appdata.joinpath(*parts)
+        return self.home.joinpath(".config", *parts)
+
+
+@dataclass(frozen=True)
+class Client:
+    name: str
+    label: str
+    path: Callable[[Places], Path]
+    container: str  # the key that holds the servers (TOML: the table name)
+    typed: bool  # whether entries carry "type": "stdio"
+    toml: bool = False
+    docs: str = ""
+
+
+CLIENTS: dict[str, Client] = {c.name: c for c in (
+    Client("claude-code", "Claude Code", lambda p: p.home / ".claude.json", "mcpServers", typed=True,
+           docs="https://code.claude.com/docs/en/mcp (user scope)"),
+    Client("claude-desktop", "Claude Desktop", lambda p: p.app_support("Claude", "claude_desktop_config.json"),
+           "mcpServers", typed=False, docs="https://modelcontextprotocol.io/docs/develop/connect-local-servers"),
+    Client("cursor", "Cursor", lambda p: p.home / ".cursor" / "mcp.json", "mcpServers", typed=False,
+           docs="https://cursor.com/docs/mcp (global)"),
+    Client("vscode", "VS Code", lambda p: p.app_support("Code", "User", "mcp.json"), "servers", typed=True,
+           docs="https://code.visualstudio.com/docs/copilot/reference/mcp-configuration (user mcp.json)"),
+    Client("codex", "Codex CLI", lambda p: p.codex_home / "config.toml", "mcp_servers", typed=False, toml=True,
+           docs="https://developers.openai.com/codex/mcp"),
+    Client("windsurf", "Windsurf", lambda p: p.home / ".codeium" / "windsurf" / "mcp_config.json", "mcpServers",
+           typed=False, docs="https://docs.windsurf.com/windsurf/cascade/mcp"),
+)}
+
+
+def launcher_command() -> list[str]:
+    """The absolute command that starts ``engram mcp`` from this installation (venv, or frozen bundle)."""
+    if getattr(sys, "frozen", False):
+        return [str(Path(sys.executable).resolve()), "mcp"]
+    script = Path(sys.executable).parent / ("engram.exe" if sys.platform == "win32" else "engram")
+    if script.exists():
+        return [str(script.absolute()), "mcp"]
+    return [str(Path(sys.executable).absolute()), "-m", "engram.app", "mcp"]
+
+
+def entry_for(client: Client, command: list[str], env: Mapping[str, str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "stdio"} if client.typed else {}
+    entry["command"] = command[0]
+    entry["args"] = command[1:]
+    if env:
+        entry["env"] = dict(env)
+    return entry
+
+
+def _load(client: Client, path: Path) -> tuple[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return "", None
+    except OSError as exc:
+        raise SetupError(f"Cannot read {path}: {exc.strerror}.") from exc
+    if not text.strip():
+        return text, None
+    try:
+        if client.toml:
+            import tomlkit
+
+            return text, tomlkit.parse(text)
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SetupError(f"{path} is not valid {'TOML' if client.toml else 'JSON'} ({exc}); it was left untouched. "
+                         f"Fix it, or add the entry by hand (`engram setup {client.name} --dry-run` shows it).") from exc
+    if not isinstance(data, dict):
+        raise SetupError(f"{path} does not hold a JSON object; it was left untouched.")
+    return text, data
+
+
+def _render(client: Client, data: Any) -> str:
+    if client.toml:
+        import tomlkit
+
+        return tomlkit.dumps(data)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def planned_text(client: Client, old_text: str, data: Any, entry: dict[str, Any] | None) -> str:
+    """The file's new text with ``entry`` set (or, with ``None``, removed) under the client's container."""
+    if client.toml:
+        import tomlkit
+
+        doc = data if data is not None else tomlkit.document()
+        servers = doc.get(client.container)
+        if servers is None:
+            if entry is None:
+                return old_text
+            servers = tomlkit.table(is_super_table=True)
+            doc[client.container] = servers
+        if entry is None:
+            servers.pop(ENTRY_NAME, None)
+        else:
+            table = tomlkit.table()
+            for key, value in entry.items():
+                table[key] = value
+            servers[ENTRY_NAME] = table
+        return tomlkit.dumps(doc)
+    doc = data if data is not None else {}
+    servers = doc.get(client.container)
+    if servers is None:
+        if entry is None:
+            return old_text
+        servers = doc[client.container] = {}
+    if not isinstance(servers, dict):
+        raise SetupError(f"'{client.container}' in the {client.label} config is not an object; it was left untouched.")
+    if entry is None:
+        servers.pop(ENTRY_NAME, None)
+    else:
+        servers[ENTRY_NAME] = entry
+    return _render(client, doc)
+
+
+@dataclass(frozen=True)
+class SetupResult:
+    client: Client
+    path: Path
+    changed: bool
+    diff: str
+    backup: Path | None = None
+
+
+def configure(client: Client, places: Places, *, command: list[str], env: Mapping[str, str], remove: bool = False,
+              dry_run: bool = False, now: datetime | None = None) -> SetupResult:
+    """Add (or remove) Engram's entry in ``client``'s config file.
+
+    Raises:
+        SetupError: the file cannot be read, parsed or written; it is left as it was.
+    """
+    path = client.path(places)
+    old_text, data = _load(client, path)
+    new_text = planned_text(client, old_text, data, None if remove else entry_for(client, command, env))
+    diff = "".join(difflib.unified_diff(old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+                                        fromfile=f"{path} (now)", tofile=f"{path} (after)"))
+    if new_text == old_text or dry_run:
+        return SetupResult(client, path, changed=new_text != old_text, diff=diff)
+    backup = None
+    try:
+        if path.exists():
+            stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
+            backup = path.with_name(f"{path.name}.engram-backup-{stamp}")
+            shutil.copy2(path, backup)
+        atomic_write_bytes(path, new_text.encode("utf-8"))
+    except OSError as exc:
+        raise SetupError(f"Cannot write {path}: {exc.strerror}. Nothing was changed.") from exc
+    return SetupResult(client, path, changed=True, diff=diff, backup=backup)
+
+
+def run_setup(client_name: str | None, *, listing: bool, remove: bool, dry_run: bool, paths: Paths) -> int:
+    """The ``engram setup`` command; returns the exit status."""
+    places = Places.from_environ()
+    if listing or client_name is None:
+        for client in CLIENTS.values():
+            path = client.path(places)
+            state = "configured" if _has_entry(client, path) else ("exists" if path.exists() else "not found")
+            print(f"{client.name:15} {client.label:15} {path}  [{state}]")
+        if client_name is None and not listing:
+            print("\nRun `engram setup <client>` to add Engram to one of them.")
+        return 0
+    client = CLIENTS[client_name]
+    env = {k: v for k, v in os.environ.items() if k in ("ENGRAM_DATA_DIR", "ENGRAM_CONFIG_DIR")}
+    try:
+        result = configure(client, places, command=launcher_command(), env=env, remove=remove, dry_run=dry_run)
+    except SetupError as exc:
+        print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
+        return 1
+    if dry_run:
+        print(result.diff or f"No change: {result.path} is already as it should be.")
+    elif not result.changed:
+        print(f"{client.label}: nothing to do, {result.path} already {'lacks' if remove else 'has'} the engram entry.")
+    else:
+        saved = f" (backup: {result.backup})" if result.backup else ""
+        verb = "removed Engram from" if remove else "added Engram to"
+        print(f"{client.label}: {verb} {result.path}{saved}. Restart {client.label} to pick it up.")
+    return 0
+
+
+def _has_entry(client: Client, path: Path) -> bool:
+    try:
+        _, data = _load(client, path)
+    except SetupError:
+        return False
+    servers = (data or {}).get(client.container) or {}
+    return ENTRY_NAME in servers

@@ -1,0 +1,205 @@
+"""The real processes: `engram mcp` over real stdio, `engram service` over Streamable HTTP, shared by launchers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from engram.mcp.service_files import read_info
+
+from .conftest import write_tree
+
+pytestmark = pytest.mark.anyio
+ENGRAM = [sys.executable, "-m", "engram.app"]
+
+
+def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> object:
+    """Poll ``predicate`` until it is truthy, failing after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def env(tmp_path: Path, model_file: Path) -> dict[str, str]:
+    models = tmp_path / "data" / "models"
+    models.mkdir(parents=True)
+    shutil.copy(model_file, models / model_file.name)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    return {**clean, "ENGRAM_DATA_DIR": str(tmp_path / "data"), "ENGRAM_CONFIG_DIR": str(tmp_path / "config"),
+            "ENGRAM_LOG_DIR": str(tmp_path / "logs"), "ENGRAM_EMBED_THREADS": "2"}
+
+
+def service_pids(data: Path) -> set[int]:
+    info = read_info(data)
+    return {info.pid} if info else set()
+
+
+@pytest.fixture
+def stop_services(env: dict[str, str]) -> Iterator[None]:
+    yield
+    info = read_info(Path(env["ENGRAM_DATA_DIR"]))
+    if info:
+        try:
+            os.kill(info.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture
+def service(env: dict[str, str], stop_services: None) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen([*ENGRAM, "service"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    data = Path(env["ENGRAM_DATA_DIR"])
+    wait_for(lambda: read_info(data) and read_info(data).pid == proc.pid, 60, "the service to announce itself")
+    yield proc
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def stdio(env: dict[str, str], *args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=ENGRAM[0], args=[*ENGRAM[1:], "mcp", *args], env=env)
+
+
+def http_client(env: dict[str, str], **headers: str) -> Client:
+    data = Path(env["ENGRAM_DATA_DIR"])
+    info = read_info(data)
+    token = (data / "service.token").read_text().strip()
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **headers}, timeout=60)
+    return Client(streamable_http_client(info.url, http_client=http))
+
+
+async def test_standalone_launcher_serves_every_tool_over_real_stdio(env: dict[str, str], tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "notes", {"ops.md": "# Ops\n\nBackups run nightly with restic."})
+    async with Client(stdio(env, "--standalone"), mode="legacy") as client:
+        assert len((await client.list_tools()).tools) == 16
+        ingest = await client.call_tool("ingest_path", {"path": str(root), "project": "ops"})
+        assert not ingest.is_error, ingest.content[0].text
+        found = await client.call_tool("search", {"query": "when do backups run"})
+        assert "ops.md:" in found.content[0].text and not found.is_error
+        bad = await client.call_tool("search", {"query": "x", "limit": 99})
+        assert bad.is_error and "argument 'limit' got 99" in bad.content[0].text
+        other = await client.call_tool("search", {"query": "backups", "workspace": "elsewhere"})
+        assert other.is_error and "does not exist yet" in other.content[0].text
+        again = await client.call_tool("status", {})
+        assert "1 memories" in again.content[0].text
+
+
+async def test_service_over_streamable_http_with_its_token(env: dict[str, str], service: subprocess.Popen[bytes]) -> None:
+    data = Path(env["ENGRAM_DATA_DIR"])
+    if os.name == "posix":
+        for name in ("service.json", "service.token"):
+            assert stat.S_IMODE((data / name).stat().st_mode) == 0o600
+    async with http_client(env) as client:
+        assert len((await client.list_tools()).tools) == 16
+        stored = await client.call_tool("store", {"content": "the staging database is db-2", "workspace": "work"})
+        assert not stored.is_error
+        found = await client.call_tool("search", {"query": "staging database", "workspace": "work"})
+        assert "db-2" in found.content[0].text
+        isolated = await client.call_tool("search", {"query": "staging database"})
+        assert "db-2" not in isolated.content[0].text
+        refused = await client.call_tool("delete", {"ids": ["000000000000"], "workspace": "work"})
+        assert refused.is_error and "nothing was deleted" in refused.content[0].text
+
+
+@pytest.mark.parametrize(("token", "headers", "status"), [
+    (None, {}, 401),
+    ("wrong", {}, 401),
+    ("right", {"Host": "evil.example:80"}, 421),
+    ("right", {"Origin": "http://evil.example"}, 403),
+    ("right", {"Origin": "http://localhost:3000"}, 200),
+])
+async def test_requests_without_token_or_from_outside_loopback_are_refused(
+        env: dict[str, str], service: subprocess.Popen[bytes], token: str | None, headers: dict[str, str],
+        status: int) -> None:
+    data = Path(env["ENGRAM_DATA_DIR"])
+    info = read_info(data)
+    secret = (data / "service.token").read_text().strip() if token == "right" else token
+    auth = {"Authorization": f"Bearer {secret}"} if secret else {}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    async with httpx2.AsyncClient() as http:
+        to_mcp = await http.post(info.url, json=body, headers={**auth, **headers,
+                                                                "Accept": "application/json, text/event-stream"})
+        health = await http.get(info.base_url + "/health", headers={**auth, **headers})
+    assert health.status_code == status
+    if status != 200:
+        assert to_mcp.status_code == status
+    else:
+        assert health.json()["pid"] == info.pid
+
+
+async def test_a_second_service_says_where_the_first_one_runs(env: dict[str, str],
+                                                             service: subprocess.Popen[bytes]) -> None:
+    second = subprocess.run([*ENGRAM, "service"], env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0
+    assert f"already running for {env['ENGRAM_DATA_DIR']} (pid {service.pid}, http://127.0.0.1:" in second.stderr
+
+
+async def test_two_launchers_share_one_service_started_by_the_first(env: dict[str, str], stop_services: None) -> None:
+    data = Path(env["ENGRAM_DATA_DIR"])
+    assert read_info(data) is None
+    async with Client(stdio(env), mode="legacy") as first, Client(stdio(env)) as second:
+        a = await first.call_tool("store", {"content": "written through the first editor"})
+        b = await second.call_tool("search", {"query": "first editor"})
+        assert not a.is_error and "written through the first editor" in b.content[0].text
+        pid = read_info(data).pid
+    logs = (Path(env["ENGRAM_LOG_DIR"]) / "service.log").read_text()
+    assert logs.count("serving MCP on") == 1, "exactly one service (one model, one writer) served both"
+    assert read_info(data).pid == pid
+
+
+async def test_killing_the_service_mid_call_errors_and_the_next_launcher_restarts_it(
+        env: dict[str, str], tmp_path: Path, stop_services: None) -> None:
+    data = Path(env["ENGRAM_DATA_DIR"])
+    corpus = write_tree(tmp_path / "big", {f"doc{i:03d}.md": f"# Doc {i}\n\n" + f"sentence {i} about topic. " * 40
+                                           for i in range(400)})
+    async with Client(stdio(env), mode="legacy") as client:
+        warm = await client.call_tool("status", {})
+        assert not warm.is_error
+        pid = read_info(data).pid
+        results: list = []
+
+        async def long_call() -> None:
+            results.append(await client.call_tool("ingest_path", {"path": str(corpus)}))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(long_call)
+            log = Path(env["ENGRAM_LOG_DIR"]) / "service.log"
+            await anyio.to_thread.run_sync(lambda: wait_for(lambda: "tool ingest_path called" in log.read_text(), 60,
+                                                            "the call to reach the service"))
+            os.kill(pid, signal.SIGKILL)
+        assert results[0].is_error and "stopped while answering" in results[0].content[0].text
+    async with Client(stdio(env), mode="legacy") as client:
+        after = await client.call_tool("status", {})
+    assert not after.is_error
+    assert read_info(data).pid != pid
+
+
+def test_stdout_of_the_launcher_carries_only_protocol_messages(env: dict[str, str]) -> None:
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "test", "version": "1"}}}
+    proc = subprocess.run([*ENGRAM, "-v", "mcp", "--standalone"], env=env, input=json.dumps(request) + "\n",
+                          capture_output=True, text=True, timeout=120)
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert lines and all(json.loads(line)["jsonrpc"] == "2.0" for line in lines)
+    assert json.loads(lines[0])["result"]["serverInfo"]["name"] == "engram"

@@ -1,0 +1,79 @@
+"""The MCP server through a real SDK client (in memory): tools, schemas, annotations, refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from engram.core import Engine
+from engram.core.tools.registry import TOOLS, call_model
+from engram.mcp.server import EngineBackend, build_server, input_schema
+
+from .conftest import write_tree
+
+pytestmark = pytest.mark.anyio
+
+READS = {"search", "get_memory", "neighbors", "file_chunks", "file_summary", "list_sources", "kg_query",
+         "graph_scope", "status", "device_context", "wake_up"}
+
+
+async def test_every_engine_tool_is_listed_with_its_schema_and_hints(engine: Engine) -> None:
+    async with Client(build_server(EngineBackend(engine))) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(listed) == set(TOOLS) and len(listed) == 16
+    for name, tool in listed.items():
+        assert tool.input_schema == input_schema(name)
+        assert set(tool.input_schema["properties"]) == set(call_model(name).model_fields)
+        assert "workspace" in tool.input_schema["properties"]
+        assert tool.annotations.read_only_hint is (name in READS)
+        assert tool.description and len(tool.description) < 120
+    assert listed["delete"].annotations.destructive_hint is True
+    assert listed["kg_edit"].annotations.destructive_hint is True
+    assert listed["store"].annotations.destructive_hint is False
+    assert listed["search"].annotations.idempotent_hint is True
+    assert listed["search"].input_schema["properties"]["limit"] == {
+        "maximum": 50, "minimum": 1, "type": "integer", "description": "Results to return (1–50; default search.limit)."}
+
+
+async def test_tools_answer_with_the_engines_text(engine: Engine, tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "p", {"guide.md": "# Guide\n\nRestart the worker with ``systemctl restart``."})
+    async with Client(build_server(EngineBackend(engine))) as client:
+        ingest = await client.call_tool("ingest_path", {"path": str(root), "project": "p"})
+        assert not ingest.is_error and ingest.content[0].text.startswith("ingested ")
+        found = await client.call_tool("search", {"query": "restart the worker", "max_chars": 1200})
+    assert not found.is_error
+    assert found.content[0].text == engine.call("search", {"query": "restart the worker", "max_chars": 1200}).text
+
+
+@pytest.mark.parametrize(("tool", "arguments", "message"), [
+    ("search", {"query": "x", "limit": 0}, "argument 'limit' got 0"),
+    ("search", {"query": 5}, "argument 'query' got 5"),
+    ("search", {"query": "x", "extra": 1}, "unknown argument 'extra'"),
+    ("search", {"query": "x", "workspace": "nope"}, "Workspace 'nope' does not exist yet"),
+    ("get_memory", {"ids": ["000000000000"]}, "No memory with id 000000000000"),
+    ("file_chunks", {"source": "/never/seen.md"}, "was never ingested"),
+    ("store", {"content": "x", "max_chars": 2000}, "unknown argument 'max_chars'"),
+    ("ingest_path", {"path": "/no/such/folder"}, "does not exist"),
+])
+async def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(engine: Engine, tool: str, arguments: dict,
+                                                                      message: str) -> None:
+    async with Client(build_server(EngineBackend(engine))) as client:
+        result = await client.call_tool(tool, arguments)
+        assert result.is_error and message in result.content[0].text
+        after = await client.call_tool("status", {})
+    assert not after.is_error and "0 memories" in after.content[0].text
+
+
+async def test_every_tool_stays_inside_its_workspace(engine: Engine) -> None:
+    async with Client(build_server(EngineBackend(engine))) as client:
+        mine = await client.call_tool("store", {"content": "private to work", "workspace": "work"})
+        other = await client.call_tool("store", {"content": "private to default"})
+        memory_id = mine.content[0].text.split()[2]
+        in_default = await client.call_tool("get_memory", {"ids": [memory_id]})
+        in_work = await client.call_tool("get_memory", {"ids": [memory_id], "workspace": "work"})
+        found = await client.call_tool("search", {"query": "private", "workspace": "work"})
+    assert not other.is_error
+    assert in_default.is_error and not in_work.is_error
+    assert "private to default" not in found.content[0].text and "private to work" in found.content[0].text
