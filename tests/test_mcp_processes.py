@@ -20,6 +20,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from engram.core.tools.registry import TOOLS
 from engram.mcp.service_files import read_info
 
 from .conftest import write_tree
@@ -88,6 +89,40 @@ def http_client(env: dict[str, str], **headers: str) -> Client:
     return Client(streamable_http_client(info.url, http_client=http))
 
 
+async def exercise_every_tool(client: Client, folder: Path) -> dict[str, str]:
+    """Call each of the 16 tools once with valid arguments; returns their texts by tool."""
+    write_tree(folder, {"deploy.md": "# Deploy\n\nRoll back with ``git revert`` then redeploy.",
+                        "tasks.py": "def git_revert():\n    pass\n"})
+    texts: dict[str, str] = {}
+
+    async def call(tool: str, arguments: dict) -> str:
+        result = await client.call_tool(tool, arguments)
+        assert not result.is_error, f"{tool}: {result.content[0].text}"
+        texts[tool] = result.content[0].text
+        return texts[tool]
+
+    await call("ingest_path", {"path": str(folder), "project": "ops"})
+    await call("ingest_content", {"content": "Standup notes: revert first, ask later.", "title": "standup"})
+    note = (await call("store", {"content": "We roll back with git revert", "type": "decision"})).split()[2]
+    source = (folder / "deploy.md").resolve().as_posix()
+    await call("search", {"query": "how do we roll back", "max_chars": 2000})
+    await call("get_memory", {"ids": [note]})
+    await call("neighbors", {"id": note})
+    await call("file_chunks", {"source": source})
+    await call("file_summary", {"source": source})
+    await call("list_sources", {"project": "ops"})
+    fact = (await call("kg_edit", {"action": "add", "subject": "deploys", "predicate": "use", "object": "git"}))
+    await call("kg_query", {"subject": "deploys"})
+    await call("kg_edit", {"action": "end", "fact_id": fact.split()[1].rstrip(":")})
+    await call("graph_scope", {})
+    await call("status", {})
+    await call("device_context", {})
+    await call("wake_up", {})
+    await call("delete", {"ids": [note]})
+    assert set(texts) == set(TOOLS)
+    return texts
+
+
 async def test_standalone_launcher_serves_every_tool_over_real_stdio(env: dict[str, str], tmp_path: Path) -> None:
     root = write_tree(tmp_path / "notes", {"ops.md": "# Ops\n\nBackups run nightly with restic."})
     async with Client(stdio(env, "--standalone"), mode="legacy") as client:
@@ -102,6 +137,15 @@ async def test_standalone_launcher_serves_every_tool_over_real_stdio(env: dict[s
         assert other.is_error and "does not exist yet" in other.content[0].text
         again = await client.call_tool("status", {})
         assert "1 memories" in again.content[0].text
+
+
+async def test_every_tool_over_stdio_and_over_streamable_http(env: dict[str, str], tmp_path: Path,
+                                                              service: subprocess.Popen[bytes]) -> None:
+    async with Client(stdio(env, "--standalone"), mode="legacy") as client:
+        over_stdio = await exercise_every_tool(client, tmp_path / "a")
+    async with http_client(env) as client:
+        over_http = await exercise_every_tool(client, tmp_path / "b")
+    assert over_stdio["device_context"] == over_http["device_context"]
 
 
 async def test_service_over_streamable_http_with_its_token(env: dict[str, str], service: subprocess.Popen[bytes]) -> None:
