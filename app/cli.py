@@ -21,7 +21,7 @@ from engram.core import Engine, EngramError, Paths
 from engram.core.errors import InvalidArgument, SettingsError
 from engram.core.settings_file import load_settings
 
-from . import cli_config, cli_mcp
+from . import cli_config, cli_mcp, cli_recall
 from .cli_tools import COMMANDS, FACT_COMMAND, add_tool_arguments, tool_arguments, tool_summary
 from .progress import ProgressPrinter
 
@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     end.add_argument("fact_id")
     fact.set_defaults(tool="kg_edit")
 
+    cli_recall.add_parser(sub, common)
     cli_config.add_parser(sub)
     cli_mcp.add_parsers(sub)
     return parser
@@ -110,16 +111,16 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
         if args.command in cli_mcp.COMMANDS:
             return cli_mcp.run(args, paths, settings)
         with Engine(paths, settings) as engine:
-            printer = ProgressPrinter()
-            engine.subscribe(printer)
-            out = engine.call(args.tool, _tool_call(args))
-            printer.finish()
-        if args.json:
-            print(json.dumps({"tool": out.tool, "workspace": out.workspace,
-                              "result": out.result.model_dump(mode="json"), "text": out.text,
-                              "chars": len(out.text)}, ensure_ascii=False))
-        else:
-            print(out.text)
+            if args.command == "recall":
+                doc = cli_recall.run(args, engine)
+            else:
+                printer = ProgressPrinter()
+                engine.subscribe(printer)
+                out = engine.call(args.tool, _tool_call(args))
+                printer.finish()
+                doc = {"tool": out.tool, "workspace": out.workspace, "result": out.result.model_dump(mode="json"),
+                       "text": out.text, "chars": len(out.text)}
+        print(json.dumps(doc, ensure_ascii=False) if args.json else doc["text"])
         return 0
     except (InvalidArgument, SettingsError) as exc:
         print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)

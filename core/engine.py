@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from .embedding import Embedder
 from .errors import EngramError, InvalidArgument, ModelError, WorkspaceError
@@ -24,7 +24,8 @@ from .manifest import model_entry
 from .paths import Paths
 from .settings import Settings, is_workspace_name
 from .store import WorkspaceStore, Writer
-from .tools.registry import TOOLS, validate_call
+from .recall.pack import ContextPack, PackRequest, Tokenizer, context_pack
+from .tools.registry import TOOLS, describe_validation_error, validate_call
 from .tools.scope import Scope
 
 logger = logging.getLogger(__name__)
@@ -201,6 +202,24 @@ class Engine:
         else:
             max_chars = self.settings.search.max_chars if spec.budgeted else MAX_CHARS_CEILING
         return ToolOutput(tool, scope.workspace, result, spec.render(result, max_chars))
+
+    def context_pack(self, request: PackRequest | dict[str, Any], workspace: str = "",
+                     tokenizer: Tokenizer | None = None) -> ContextPack:
+        """Retrieve for a query and pack the results under a token budget (see core/recall/pack.py).
+
+        ``tokenizer`` counts tokens (default: bytes/4).
+
+        Raises:
+            InvalidArgument: the request does not validate (the message names each field).
+            WorkspaceError: the workspace does not exist.
+        """
+        if not isinstance(request, PackRequest):
+            try:
+                request = PackRequest.model_validate(request)
+            except ValidationError as exc:
+                raise InvalidArgument(describe_validation_error("context_pack", exc,
+                                                                accepted=list(PackRequest.model_fields))) from None
+        return context_pack(self.scope(workspace), request, tokenizer)
 
     # -------------------------------------------------------------------- close
 

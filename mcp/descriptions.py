@@ -25,4 +25,6 @@ DESCRIPTIONS: dict[str, str] = {
     "kg_edit": "Add a fact, or end one by id (it stays in history).",
     "ingest_content": "Index a text under a title; the same title again replaces it.",
     "ingest_path": "Index or re-sync a folder or file on this computer; unchanged files are skipped.",
+    "recall": "Multi-part question? One call: a plan of up to 8 reads runs at once, merged and cited under "
+              "one max_chars budget.",
 }

@@ -32,11 +32,12 @@ class Filters:
 
     project: str | None = None
     source_prefix: str | None = None
-    kind: str | None = None
+    kinds: tuple[str, ...] = ()
     type: str | None = None
     tags: tuple[str, ...] = ()
     since: datetime | None = None
     until: datetime | None = None
+    ids: list[str] | None = None  # only these memories (None: no restriction)
 
     def where(self) -> str | None:
         tags = None
@@ -45,7 +46,8 @@ class Filters:
         return sql.all_of(
             f"project = {sql.quote(self.project)}" if self.project else None,
             sql.prefix("source", self.source_prefix) if self.source_prefix else None,
-            f"kind = {sql.quote(self.kind)}" if self.kind else None,
+            sql.in_list("kind", self.kinds) if self.kinds else None,
+            sql.in_list("id", self.ids) if self.ids is not None else None,
             f"type = {sql.quote(self.type)}" if self.type else None,
             tags,
             f"updated_at >= {sql.timestamp(self.since)}" if self.since else None,

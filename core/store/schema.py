@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: What each version added; opening an older store adds the missing tables (and nothing else changes).
+SCHEMA_HISTORY = {1: "memories, sources, facts, edges", 2: "digests"}
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -69,6 +71,18 @@ EDGES_SCHEMA = pa.schema([
     pa.field("weight", pa.float32(), nullable=False),
     # The memory id or source whose (re)ingest wrote this edge; replaced together with it.
     pa.field("origin", pa.string(), nullable=False),
+])
+
+DIGESTS_SCHEMA = pa.schema([
+    pa.field("id", pa.string(), nullable=False),
+    pa.field("level", pa.string(), nullable=False),  # source | entity | scope | workspace
+    pa.field("key", pa.string(), nullable=False),  # the source, entity name or project it summarises
+    pa.field("project", pa.string(), nullable=False),
+    pa.field("title", pa.string(), nullable=False),
+    pa.field("content", pa.string(), nullable=False),
+    pa.field("children_hash", pa.string(), nullable=False),
+    pa.field("children", pa.int32(), nullable=False),
+    pa.field("updated_at", _TS, nullable=False),
 ])
 
 #: Node-id prefixes of the graph plane. Memory ids carry no prefix.

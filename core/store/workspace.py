@@ -23,6 +23,7 @@ from ..errors import SchemaTooNew, StoreError, WorkspaceError
 from ..fileio import atomic_write_bytes
 from . import filters as sql
 from .schema import (
+    DIGESTS_SCHEMA,
     EDGES_SCHEMA,
     ENTITY_PREFIX,
     FACTS_SCHEMA,
@@ -62,6 +63,7 @@ class WorkspaceStore:
         self.sources = db.open_table("sources")
         self.facts = db.open_table("facts")
         self.edges = db.open_table("edges")
+        self.digests = db.open_table("digests")
         self._degrees: tuple[int, Counter[str]] | None = None
         self._degree_lock = threading.Lock()
 
@@ -99,16 +101,20 @@ class WorkspaceStore:
         try:
             db = lancedb.connect(folder / "lance", read_consistency_interval=read_consistency)
             existing = set(db.list_tables().tables)
-            missing = [t for t in ("memories", "sources", "facts", "edges") if t not in existing]
+            schemas = {"memories": memories_schema(dimensions), "sources": SOURCES_SCHEMA,
+                       "facts": FACTS_SCHEMA, "edges": EDGES_SCHEMA, "digests": DIGESTS_SCHEMA}
+            missing = [t for t in schemas if t not in existing]
             if missing:
-                # Creating tables is a write: only the writer does it (opening an existing store writes nothing).
+                # Creating tables is a write: only the writer does it. A store from an older schema gets the
+                # tables it lacks (its data is untouched); opening a current store writes nothing.
                 _require_writer()
-                schemas = {"memories": memories_schema(dimensions), "sources": SOURCES_SCHEMA,
-                           "facts": FACTS_SCHEMA, "edges": EDGES_SCHEMA}
                 for table in missing:
                     db.create_table(table, schema=schemas[table], exist_ok=True)
                 if "memories" in missing:
                     cls._create_fts(db.open_table("memories"))
+            if meta["schema_version"] < SCHEMA_VERSION:
+                _require_writer()
+                atomic_write_bytes(meta_path, json.dumps({**meta, "schema_version": SCHEMA_VERSION}, indent=2).encode())
             return cls(name, folder, db, dimensions)
         except (OSError, ValueError, RuntimeError) as exc:
             raise WorkspaceError(f"Cannot open workspace '{name}' in {folder}: {exc}.") from exc
@@ -157,6 +163,8 @@ class WorkspaceStore:
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return {}
+        if columns is not None and "id" not in columns:
+            columns = ["id", *columns]
         rows = self.scan(self.memories, sql.in_list("id", wanted), columns, limit=len(wanted))
         return {r["id"]: r for r in rows}
 
@@ -284,6 +292,15 @@ class WorkspaceStore:
                 f"{sql.in_list('dst', [SOURCE_PREFIX + s for s in sources])}"))
             self._write("deletions", lambda: self.sources.delete(sql.in_list("source", sources)))
 
+    def replace_digests(self, rows: Sequence[dict[str, Any]], stale_ids: Sequence[str]) -> None:
+        """Upsert digests and drop those whose subject is gone, in two commits."""
+        if rows:
+            data = self._table_from_rows(rows, DIGESTS_SCHEMA)
+            self._write("digests", lambda: self.digests.merge_insert("id").when_matched_update_all()
+                        .when_not_matched_insert_all().execute(data))
+        if stale_ids:
+            self._write("digests", lambda: self.digests.delete(sql.in_list("id", stale_ids)))
+
     def add_fact(self, row: dict[str, Any]) -> None:
         data = self._table_from_rows([row], FACTS_SCHEMA)
         self._write("a fact", lambda: self.facts.add(data))
@@ -325,5 +342,5 @@ class WorkspaceStore:
         has_vector_index = any("vector" in idx.columns for idx in self.memories.list_indices())
         if not has_vector_index and n_memories >= vector_index_min_rows:
             self.memories.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")
-        for table in (self.memories, self.edges, self.sources, self.facts):
+        for table in (self.memories, self.edges, self.sources, self.facts, self.digests):
             table.optimize(cleanup_older_than=timedelta(minutes=10))

@@ -64,8 +64,8 @@ def search(
         rrf_k=cfg.rrf_k, graph_seeds=cfg.graph_seeds, graph_hops=cfg.graph_hops, graph_reverse=cfg.graph_reverse,
         channels=tuple(c for c in CHANNELS if channels is None or c in channels),
     )
-    filters = Filters(project=project, source_prefix=source_prefix, kind=kind, type=type, tags=tuple(tags or ()),
-                      since=since, until=until)
+    filters = Filters(project=project, source_prefix=source_prefix, kinds=(kind,) if kind else (), type=type,
+                      tags=tuple(tags or ()), since=since, until=until)
     outcome = hybrid_search(scope.store, scope.embedder_or_none() if "semantic" in params.channels else None,
                             query, filters, params)
     hits = [SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels)) for h in outcome.hits]

@@ -90,18 +90,30 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def describe_validation_error(tool: str, exc: ValidationError) -> str:
+def describe_validation_error(tool: str, exc: ValidationError, accepted: list[str] | None = None) -> str:
     """One message naming every refused argument and what it accepts."""
     problems = []
     for err in exc.errors():
-        arg = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        loc = list(err["loc"])
+        arg = ".".join(str(p) for p in loc) or "(arguments)"
+        if len(loc) >= 2 and loc[0] == "plan" and isinstance(loc[1], int):
+            # recall's plan: name the step as the caller counts it
+            where = f"plan step {loc[1] + 1}"
+            key = ".".join(str(p) for p in loc[2:]) or "step"
+            problems.append(f"{where}: {key}: {err['msg']} (a step is {{\"tool\": ..., \"args\": {{...}}}})")
+            continue
+        if err["type"] == "extra_forbidden" and len(loc) > 1:
+            problems.append(f"argument '{loc[0]}' has an unknown key at {arg}")
+            continue
         if err["type"] == "extra_forbidden":
-            known = ", ".join(call_model(tool).model_fields)
+            known = ", ".join(accepted if accepted is not None else call_model(tool).model_fields)
             problems.append(f"unknown argument '{arg}' (accepted: {known})")
         elif err["type"] == "missing":
             problems.append(f"missing required argument '{arg}'")
         else:
-            problems.append(f"argument '{arg}' got {err.get('input')!r}: {err['msg']}")
+            shown = repr(err.get("input"))
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            problems.append(f"argument '{arg}' got {shown}: {err['msg']}")
     return f"{tool}: " + "; ".join(problems) + "."
 
 
@@ -117,3 +129,10 @@ def validate_call(tool: str, arguments: dict[str, Any]) -> BaseModel:
         return call_model(tool).model_validate(arguments)
     except ValidationError as exc:
         raise InvalidArgument(describe_validation_error(tool, exc)) from None
+
+
+# recall validates its plans against the tools above, so it joins the registry last.
+from ..recall.render import format_recall  # noqa: E402
+from ..recall.run import recall as _recall  # noqa: E402
+
+TOOLS["recall"] = Tool("recall", _recall, format_recall, idempotent=True, budgeted=True)

@@ -1,0 +1,1 @@
+"""Recall: batched read plans merged under one budget, context packs, altitude digests."""

@@ -1,0 +1,173 @@
+"""Altitude digests: extractive summaries of a source or entity, of a scope (project), of the workspace.
+
+No model is needed: digests are stitched from what ingest already extracted (summaries, heading
+outlines, the identifiers memories mention). They are rebuilt incrementally: each digest stores a
+hash over its children, and a digest whose children hash is unchanged is not rewritten. A model
+summarizer can later replace ``_compose`` functions without changing how digests are stored or used.
+
+Coverage (a digest and a row it covers never share a pack):
+- a ``source`` digest covers the memories of that source;
+- an ``entity`` digest covers the memories that mention the entity;
+- a ``scope`` digest covers the memories of its project; the ``workspace`` digest covers all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter, defaultdict
+from datetime import datetime, timezone
+from pathlib import PurePosixPath
+from typing import Any
+
+from ..store import WorkspaceStore, Writer
+from ..store import filters as sql
+from ..store.schema import ENTITY_PREFIX
+
+LEVELS = ("source", "entity", "scope", "workspace")
+ENTITY_MIN_MENTIONS = 3
+MAX_ENTITIES = 400
+_SENTENCE = re.compile(r"[^.!?\n]*[.!?]")
+
+
+def digest_id(level: str, key: str) -> str:
+    return "d-" + hashlib.sha256(f"{level}\x00{key}".encode()).hexdigest()[:12]
+
+
+def _hash(parts: list[str]) -> str:
+    return hashlib.sha256("\x00".join(sorted(parts)).encode()).hexdigest()[:16]
+
+
+def _n(count: int, noun: str, plural: str = "") -> str:
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+def _name(source: str) -> str:
+    return PurePosixPath(source).name or source
+
+
+def _outlines(store: WorkspaceStore) -> dict[str, list[str]]:
+    rows = store.scan(store.memories, "kind IN ('chunk', 'content')", ["source", "title", "chunk_index"])
+    by_source: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for r in rows:
+        if r["title"]:
+            by_source[r["source"]].append((r["chunk_index"], r["title"]))
+    return {s: list(dict.fromkeys(t for _, t in sorted(items))) for s, items in by_source.items()}
+
+
+def _compose_source(src: dict[str, Any], outline: list[str]) -> str:
+    heads = "; ".join(outline[:12]) + (f"; … {len(outline) - 12} more" if len(outline) > 12 else "")
+    return (src["summary"] or _name(src["source"])) + (f"\nSections: {heads}" if heads else "")
+
+
+def _compose_entity(name: str, sources: list[str], count: int, sentences: list[str]) -> str:
+    places = ", ".join(_name(s) for s in sources[:5]) + (f" and {len(sources) - 5} more" if len(sources) > 5 else "")
+    lines = [f"{name}: mentioned by {_n(count, 'memory', 'memories')} in "
+             f"{_n(len(sources), 'source')} ({places})."]
+    lines += [f"- {s}" for s in sentences[:3]]
+    return "\n".join(lines)
+
+
+def _compose_scope(project: str, sources: list[dict[str, Any]], memories: int, entities: list[str]) -> str:
+    top = sorted(sources, key=lambda s: (-s["chunk_count"], s["source"]))[:10]
+    lines = [f"Project {project}: {_n(len(sources), 'source')}, {_n(memories, 'memory', 'memories')}."]
+    if entities:
+        lines.append("Most mentioned: " + ", ".join(entities[:12]) + ".")
+    lines += [f"- {_name(s['source'])}: {s['summary'][:140]}" for s in top]
+    return "\n".join(lines)
+
+
+def _compose_workspace(name: str, scopes: list[dict[str, Any]]) -> str:
+    lines = [f"Workspace {name}: {_n(len(scopes), 'project')}."]
+    lines += [f"- {d['content'].splitlines()[0]}" for d in scopes]
+    return "\n".join(lines)
+
+
+def _sentences_with(text: str, name: str) -> list[str]:
+    plain = name.split(".")[-1]
+    found = [m.group(0).strip() for m in _SENTENCE.finditer(text) if plain in m.group(0).lower()]
+    return [" ".join(s.split())[:200] for s in found]
+
+
+_refreshed: dict[int, tuple[int, ...]] = {}
+
+
+def ensure_digests(scope: Any) -> None:
+    """Refresh the digests of ``scope``'s store when its tables changed since this process last did."""
+    store = scope.store
+    versions = (store.memories.version, store.sources.version, store.edges.version)
+    if _refreshed.get(id(store)) != versions:
+        refresh_digests(store, scope.writer)
+        _refreshed[id(store)] = (store.memories.version, store.sources.version, store.edges.version)
+
+
+def refresh_digests(store: WorkspaceStore, writer: Writer) -> dict[str, int]:
+    """Bring every digest of ``store`` up to date; returns how many were rewritten per level.
+
+    Raises:
+        StoreError: the store cannot be read or written.
+    """
+    now = datetime.now(timezone.utc)
+    existing = {d["id"]: d for d in store.scan(store.digests, None, ["id", "children_hash"])}
+    rows: list[dict[str, Any]] = []
+    keep: set[str] = set()
+
+    def emit(level: str, key: str, project: str, title: str, children: list[str], compose: Any) -> dict[str, Any]:
+        did = digest_id(level, key)
+        keep.add(did)
+        children_hash = _hash(children)
+        row = {"id": did, "level": level, "key": key, "project": project, "title": title,
+               "children_hash": children_hash, "children": len(children), "updated_at": now}
+        if did in existing and existing[did]["children_hash"] == children_hash:
+            return row
+        row["content"] = compose()
+        rows.append(row)
+        return row
+
+    sources = store.scan(store.sources, None)
+    outlines = _outlines(store)
+    for src in sources:
+        emit("source", src["source"], src["project"], _name(src["source"]), [src["content_hash"]],
+             lambda src=src: _compose_source(src, outlines.get(src["source"], [])))
+
+    mentions = store.scan(store.edges, "relation = 'mentions'", ["src", "dst"])
+    by_entity: dict[str, list[str]] = defaultdict(list)
+    for e in mentions:
+        by_entity[e["dst"][len(ENTITY_PREFIX):]].append(e["src"])
+    popular = sorted((n for n, ids in by_entity.items() if len(ids) >= ENTITY_MIN_MENTIONS),
+                     key=lambda n: (-len(by_entity[n]), n))[:MAX_ENTITIES]
+    wanted = {i for n in popular for i in sorted(by_entity[n])[:3]}
+    memory_rows = store.memories_by_ids(wanted, ["id", "source", "project", "content"]) if wanted else {}
+    all_sources = {r["id"]: (r["source"], r["project"]) for r in
+                   store.scan(store.memories, None, ["id", "source", "project"])}
+    for name in popular:
+        ids = sorted(by_entity[name])
+        where = list(dict.fromkeys(all_sources[i][0] or "notes" for i in ids if i in all_sources))
+        projects = Counter(all_sources[i][1] for i in ids if i in all_sources)
+        project = projects.most_common(1)[0][0] if projects else ""
+        texts = [memory_rows[i]["content"] for i in ids[:3] if i in memory_rows]
+        emit("entity", name, project, name, ids,
+             lambda name=name, where=where, ids=ids, texts=texts: _compose_entity(
+                 name, where, len(ids), [s for t in texts for s in _sentences_with(t, name)]))
+
+    projects = sorted({p for _, p in all_sources.values()} | {s["project"] for s in sources})
+    memory_counts = Counter(p for _, p in all_sources.values())
+    scope_rows = []
+    for project in projects:
+        mine = [s for s in sources if s["project"] == project]
+        entities = [n for n in popular if any(all_sources.get(i, ("", ""))[1] == project for i in by_entity[n][:20])]
+        children = [s["content_hash"] for s in mine] + [f"memories:{memory_counts[project]}"]
+        row = emit("scope", project, project, f"project {project}", children,
+                   lambda project=project, mine=mine, entities=entities: _compose_scope(
+                       project, mine, memory_counts[project], entities))
+        scope_rows.append(row)
+    fresh = {r["id"]: r for r in rows}
+    scope_docs = [{"content": fresh[r["id"]]["content"]} if r["id"] in fresh
+                  else store.scan(store.digests, f"id = {sql.quote(r['id'])}", ["content"], limit=1)[0]
+                  for r in scope_rows]
+    emit("workspace", store.name, "", f"workspace {store.name}", [r["children_hash"] for r in scope_rows],
+         lambda: _compose_workspace(store.name, scope_docs))
+
+    stale = [d for d in existing if d not in keep]
+    writer.run(store.replace_digests, rows, stale)
+    return dict(Counter(r["level"] for r in rows))

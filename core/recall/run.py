@@ -1,0 +1,114 @@
+"""Running a recall: validate the plan, run its steps concurrently, merge what they found.
+
+Steps call the very row functions the tools call, in worker threads (the reads block on LanceDB and
+the embedding model). A step that fails reports its error; the others still return. Results merge
+by key in round-robin order across steps, so every step's best results come first.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from ..errors import EngramError
+from ..tools import reads
+from ..tools.registry import TOOLS
+from ..tools.results import FactList, FileChunks, MemoryList, NeighborList, SearchResult, SourceInfo, SourceList
+from ..tools.scope import Scope
+from .models import Evidence, RecallResult, StepReport
+from .plan import PlanStep, Step, validate_plan
+
+logger = logging.getLogger(__name__)
+
+
+def _evidence(number: int, result: BaseModel) -> list[Evidence]:
+    """A step's results as evidence, best first."""
+    if isinstance(result, SearchResult):
+        return [Evidence(key=h.id, kind="memory", steps=[number], memory=h) for h in result.hits]
+    if isinstance(result, (MemoryList, NeighborList, FileChunks)):
+        return [Evidence(key=m.id, kind="memory", steps=[number], memory=m) for m in result.items]
+    if isinstance(result, SourceInfo):
+        return [Evidence(key=f"file:{result.source}", kind="file", steps=[number], file=result)]
+    if isinstance(result, SourceList):
+        return [Evidence(key=f"file:{s.source}", kind="file", steps=[number], file=s) for s in result.items]
+    if isinstance(result, FactList):
+        return [Evidence(key=f"fact:{f.id}", kind="fact", steps=[number], fact=f) for f in result.items]
+    raise TypeError(f"no evidence mapping for {type(result).__name__}")
+
+
+def merge(per_step: list[list[Evidence]]) -> list[Evidence]:
+    """Round-robin across steps by rank; a repeated key keeps the fuller content and every step that found it."""
+    merged: dict[str, Evidence] = {}
+    for rank in range(max((len(items) for items in per_step), default=0)):
+        for items in per_step:
+            if rank >= len(items):
+                continue
+            item = items[rank]
+            known = merged.get(item.key)
+            if known is None:
+                merged[item.key] = item.model_copy(deep=True)
+                continue
+            steps = sorted(set(known.steps) | set(item.steps))
+            if item.size > known.size:
+                merged[item.key] = item.model_copy(update={"steps": steps}, deep=True)
+            else:
+                known.steps = steps
+    return list(merged.values())
+
+
+def _run_step(scope: Scope, step: Step) -> tuple[StepReport, list[Evidence]]:
+    started = time.perf_counter()
+    try:
+        result = TOOLS[step.tool].rows(scope, **step.args)
+        items = _evidence(step.number, result)
+        report = StepReport(number=step.number, tool=step.tool, args=step.args, results=len(items))
+    except EngramError as exc:
+        items, report = [], StepReport(number=step.number, tool=step.tool, args=step.args, error=exc.message)
+    except Exception as exc:  # top level of one step: report it in the step's line, keep the others
+        logger.exception("recall step %d (%s) failed", step.number, step.tool)
+        items, report = [], StepReport(number=step.number, tool=step.tool, args=step.args,
+                                       error=f"unexpected {exc.__class__.__name__}: {exc}")
+    report.seconds = round(time.perf_counter() - started, 4)
+    return report, items
+
+
+def run_plan(scope: Scope, steps: list[Step], *, concurrent: bool = True) -> tuple[list[StepReport], list[Evidence]]:
+    """Run validated ``steps`` (concurrently, or one after another) and merge their evidence.
+
+    A duplicate step does not run; its report points at the step it repeats.
+    """
+    runnable = [s for s in steps if s.duplicate_of is None]
+    if concurrent and len(runnable) > 1:
+        with ThreadPoolExecutor(max_workers=len(runnable), thread_name_prefix="recall-step") as pool:
+            outcomes = list(pool.map(lambda s: _run_step(scope, s), runnable))
+    else:
+        outcomes = [_run_step(scope, s) for s in runnable]
+    reports = {r.number: r for r, _ in outcomes}
+    for s in steps:
+        if s.duplicate_of is not None:
+            reports[s.number] = StepReport(number=s.number, tool=s.tool, args=s.args, duplicate_of=s.duplicate_of)
+    return [reports[s.number] for s in steps], merge([items for _, items in outcomes])
+
+
+def recall(
+    scope: Scope,
+    question: Annotated[str, Field(min_length=1, max_length=4000, description="The whole question, in plain words.")],
+    plan: Annotated[list[PlanStep] | None, Field(max_length=8, description=(
+        "Up to 8 reads run at once, e.g. [{\"tool\": \"search\", \"args\": {\"query\": \"…\"}}]. "
+        "Without a plan the question is searched."))] = None,
+    condense: Annotated[bool, Field(description="Condense into a cited answer when local inference is on.")] = True,
+) -> RecallResult:
+    """Answer a multi-part question in one call: several reads, merged, under one budget."""
+    started = time.perf_counter()
+    if not plan:
+        found = reads.search(scope, query=question)
+        return RecallResult(question=question, planned=False, search=found,
+                            seconds=round(time.perf_counter() - started, 4))
+    steps = validate_plan(plan)
+    reports, items = run_plan(scope, steps)
+    return RecallResult(question=question, planned=True, steps=reports, items=items,
+                        seconds=round(time.perf_counter() - started, 4))
