@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from engram.core import Engine, Paths, Settings
-from engram.core.errors import InvalidArgument, StoreError
+from engram.core.errors import InvalidArgument
 from engram.core.recall.plan import validate_plan
 from engram.core.recall.run import merge
 from engram.core.recall.models import Evidence
@@ -103,21 +103,20 @@ def test_a_failing_step_reports_its_error_and_the_others_return(engine: Engine, 
     assert lines[1] == ("step 2 · get_memory 000000000000 → error: No memory with id 000000000000 in workspace "
                         "'default'. Use ids printed by search, neighbors or file_chunks in this workspace.")
     assert lines[2] == "step 3 · file_summary backup.md → 1 result"
-    assert f"[1] " in out.text and f"file:{filled['backup']}" in out.text
+    assert "[1] " in out.text and "\n[6] " in out.text and " file:backup.md · ops · 1 chunks · " in out.text
 
 
 def test_an_unexpected_failure_in_a_step_is_contained(engine: Engine, filled: dict[str, str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    store = engine.store()
+    class BrokenTable:
+        def search(self, *args: object, **kwargs: object) -> None:
+            raise OSError("facts table unreadable (test)")
 
-    def broken(*args: object, **kwargs: object) -> list:
-        raise StoreError("facts table unreadable (test)")
-
-    monkeypatch.setattr(store, "scan", broken)
+    monkeypatch.setattr(engine.store(), "facts", BrokenTable())
     out = engine.call("recall", {"question": "q", "plan": [{"tool": "kg_query", "args": {}},
                                                           {"tool": "search", "args": {"query": "backups",
                                                                                       "channels": ["semantic"]}}]})
-    assert out.result.steps[0].error == "facts table unreadable (test)"
+    assert out.result.steps[0].error == "unexpected OSError: facts table unreadable (test)"
     assert out.result.steps[1].error is None and out.result.steps[1].results > 0
 
 

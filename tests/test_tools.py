@@ -149,3 +149,24 @@ def test_answer_length_defaults_to_the_configured_cap(engine: Engine) -> None:
     default = engine.call("search", {"query": "systemd deploy"}).text
     wider = engine.call("search", {"query": "systemd deploy", "max_chars": 4000}).text
     assert len(default) <= 1200 < len(wider) <= 4000
+
+
+def test_sources_show_relative_to_their_ingest_folder_and_both_forms_are_accepted(engine: Engine,
+                                                                                  tmp_path: Path) -> None:
+    a = write_tree(tmp_path / "a", {"docs/guide.md": "# Guide\n\nalpha beta", "README.md": "# A\n\nfirst readme"})
+    b = write_tree(tmp_path / "b", {"README.md": "# B\n\nsecond readme"})
+    engine.call("ingest_path", {"path": str(a), "project": "a"})
+    engine.call("ingest_path", {"path": str(b), "project": "b"})
+    text = engine.call("search", {"query": "alpha beta"}).text
+    assert " · a · docs/guide.md:1-3 · " in text and str(tmp_path) not in text
+    absolute = (a / "docs/guide.md").resolve().as_posix()
+    by_rel = engine.call("file_chunks", {"source": "docs/guide.md"}).result
+    assert by_rel.source == absolute and by_rel.path == "docs/guide.md"
+    assert engine.call("file_summary", {"source": absolute}).result.path == "docs/guide.md"
+    with pytest.raises(InvalidArgument, match="'README.md' fits 2 sources"):
+        engine.call("file_summary", {"source": "README.md"})
+    assert engine.call("list_sources", {"prefix": "docs/"}).result.total == 1
+    assert [h.path for h in engine.call("search", {"query": "readme", "source_prefix": "docs"}).result.hits] == [
+        "docs/guide.md"]
+    out = engine.call("delete", {"source": "docs/guide.md"})
+    assert out.result.source == absolute

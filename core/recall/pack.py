@@ -162,7 +162,8 @@ def context_pack(scope: Scope, request: PackRequest, tokenizer: Tokenizer | None
         where_ids = sorted({e["src"] for e in edges})
         if not where_ids:
             warnings.append(f"no memory mentions {', '.join(request.entities)}")
-    filters = Filters(project=f.project, source_prefix=f.source_prefix, kinds=tuple(request.kinds or ()),
+    filters = Filters(project=f.project, source_prefixes=(f.source_prefix,) if f.source_prefix else (),
+                      kinds=tuple(request.kinds or ()),
                       type=f.type, tags=tuple(f.tags or ()), since=f.since, until=f.until, ids=where_ids)
     params = SearchParams(limit=request.k * 3, k_per_channel=request.k, rrf_k=cfg.rrf_k,
                           weights={"semantic": cfg.weight_semantic, "lexical": cfg.weight_lexical,

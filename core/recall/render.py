@@ -59,7 +59,8 @@ def _block(item: Evidence) -> Block:
     s = item.file
     assert s is not None
     outline = "\n".join(s.outline)
-    return Block(SEP.join([item.key, s.project, f"{s.chunk_count} chunks", s.ingested_at.strftime(_DATE), found]),
+    key = f"file:{s.path}" if s.path else item.key
+    return Block(SEP.join([key, s.project, f"{s.chunk_count} chunks", s.ingested_at.strftime(_DATE), found]),
                  s.summary + ("\n" + outline if outline else ""))
 
 

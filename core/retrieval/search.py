@@ -31,7 +31,7 @@ class Filters:
     """Restrictions every channel applies. Empty fields restrict nothing."""
 
     project: str | None = None
-    source_prefix: str | None = None
+    source_prefixes: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     type: str | None = None
     tags: tuple[str, ...] = ()
@@ -45,7 +45,7 @@ class Filters:
             tags = "array_has_any(tags, [" + ", ".join(sql.quote(t) for t in self.tags) + "])"
         return sql.all_of(
             f"project = {sql.quote(self.project)}" if self.project else None,
-            sql.prefix("source", self.source_prefix) if self.source_prefix else None,
+            " OR ".join(f"({sql.prefix('source', p)})" for p in self.source_prefixes) if self.source_prefixes else None,
             sql.in_list("kind", self.kinds) if self.kinds else None,
             sql.in_list("id", self.ids) if self.ids is not None else None,
             f"type = {sql.quote(self.type)}" if self.type else None,

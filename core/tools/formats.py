@@ -41,9 +41,10 @@ def where(memory: Memory) -> str:
     """The source of a memory with its line range (``path:12-40``); empty for notes."""
     if not memory.source:
         return ""
+    name = memory.path or memory.source
     if memory.end_line:
-        return f"{memory.source}:{memory.start_line}-{memory.end_line}"
-    return memory.source
+        return f"{name}:{memory.start_line}-{memory.end_line}"
+    return name
 
 
 def memory_meta(memory: Memory, *extra: str) -> str:
@@ -115,7 +116,7 @@ def format_file_chunks(result: FileChunks, max_chars: int) -> str:
 
     def footer(shown: int, total: int) -> str:
         if total == 0:
-            return f"— no chunks of {result.source} in that range ({result.total_chunks} in all)"
+            return f"— no chunks of {result.path or result.source} in that range ({result.total_chunks} in all)"
         hidden = total - shown
         return (f"— {shown} of {total} matching chunks shown ({result.total_chunks} in the file)"
                 + (f"; {hidden} not shown (raise max_chars or narrow the line range)" if hidden else ""))
@@ -126,7 +127,7 @@ def format_file_chunks(result: FileChunks, max_chars: int) -> str:
 # ------------------------------------------------------------------- line tools
 
 def _source_line(s: SourceInfo) -> str:
-    return SEP.join([s.source, s.project, f"{s.chunk_count} chunks", f"{s.size:,} bytes", _date(s.ingested_at)])
+    return SEP.join([s.path or s.source, s.project, f"{s.chunk_count} chunks", f"{s.size:,} bytes", _date(s.ingested_at)])
 
 
 def format_file_summary(info: SourceInfo, max_chars: int) -> str:

@@ -34,6 +34,7 @@ from .results import (
     SourceInfo,
     SourceList,
 )
+from . import source_names
 from .scope import Scope
 
 MemoryKind = Literal["note", "exchange", "chunk", "content"]
@@ -47,7 +48,7 @@ def search(
     query: Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in plain words.")],
     limit: Annotated[int | None, Field(ge=1, le=50, description="Results to return (1–50; default search.limit).")] = None,
     project: Annotated[str | None, Field(max_length=100, description="Only this project.")] = None,
-    source_prefix: Annotated[str | None, Field(max_length=1000, description="Only sources starting with this.")] = None,
+    source_prefix: Annotated[str | None, Field(max_length=1000, description="Only sources under this path.")] = None,
     kind: Annotated[MemoryKind | None, Field(description="Only this kind of memory.")] = None,
     type: Annotated[str | None, Field(max_length=50, description="Only this type (e.g. python, markdown, decision).")] = None,
     tags: Annotated[list[str] | None, Field(max_length=16, description="Only memories with any of these tags.")] = None,
@@ -64,11 +65,13 @@ def search(
         rrf_k=cfg.rrf_k, graph_seeds=cfg.graph_seeds, graph_hops=cfg.graph_hops, graph_reverse=cfg.graph_reverse,
         channels=tuple(c for c in CHANNELS if channels is None or c in channels),
     )
-    filters = Filters(project=project, source_prefix=source_prefix, kinds=(kind,) if kind else (), type=type,
+    prefixes = tuple(source_names.expand_prefix(scope.store, source_prefix)) if source_prefix else ()
+    filters = Filters(project=project, source_prefixes=prefixes, kinds=(kind,) if kind else (), type=type,
                       tags=tuple(tags or ()), since=since, until=until)
     outcome = hybrid_search(scope.store, scope.embedder_or_none() if "semantic" in params.channels else None,
                             query, filters, params)
-    hits = [SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels)) for h in outcome.hits]
+    hits = [_named(scope, SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels)))
+            for h in outcome.hits]
     warnings = list(outcome.warnings)
     if (note := scope.engine.embed_note()) and any("semantic channel" in w for w in warnings):
         warnings.append(note)
@@ -85,7 +88,8 @@ def get_memory(
     if not found:
         raise NotFound(f"No memory with id {', '.join(missing)} in workspace '{scope.workspace}'. "
                        "Use ids printed by search, neighbors or file_chunks in this workspace.")
-    return MemoryList(items=[Memory.from_row(found[i]) for i in dict.fromkeys(ids) if i in found], missing=missing)
+    return MemoryList(items=[_named(scope, Memory.from_row(found[i])) for i in dict.fromkeys(ids) if i in found],
+                      missing=missing)
 
 
 def neighbors(
@@ -100,17 +104,18 @@ def neighbors(
         raise NotFound(f"No memory with id {id} in workspace '{scope.workspace}'.")
     links = graph.walk(scope.store, [id], hops=hops, reverse=reverse)[:limit]
     rows = scope.store.memories_by_ids([link.id for link in links], MEMORY_COLUMNS)
-    items = [Neighbor.from_row(rows[link.id], relation=link.relation, via=link.via, hop=link.hop,
-                               score=round(link.score, 6)) for link in links if link.id in rows]
+    items = [_named(scope, Neighbor.from_row(rows[link.id], relation=link.relation, via=link.via, hop=link.hop,
+                                             score=round(link.score, 6))) for link in links if link.id in rows]
     return NeighborList(origin=id, items=items)
 
 
 def _source_row(scope: Scope, source: str) -> dict:
-    rows = scope.store.scan(scope.store.sources, f"source = {sql.quote(source)}", limit=1)
-    if not rows:
-        raise NotFound(f"'{source}' was never ingested into workspace '{scope.workspace}'. "
-                       "list_sources shows what was; sources are absolute paths as printed by search.")
-    return rows[0]
+    return source_names.resolve(scope.store, scope.workspace, source)
+
+
+def _named(scope: Scope, memory: Memory) -> Memory:
+    memory.path = source_names.display(scope.store, memory.source)
+    return memory
 
 
 def file_chunks(
@@ -122,11 +127,13 @@ def file_chunks(
 ) -> FileChunks:
     """The chunks of one ingested file or text, in order, optionally within a line range."""
     row = _source_row(scope, source)
+    source = row["source"]
     where = sql.all_of(f"source = {sql.quote(source)}",
                        f"end_line >= {int(start_line)}" if start_line else None,
                        f"start_line <= {int(end_line)}" if end_line else None)
     chunks = sorted(scope.store.scan(scope.store.memories, where, MEMORY_COLUMNS), key=lambda r: r["chunk_index"])
-    return FileChunks(source=source, total_chunks=row["chunk_count"], items=[Memory.from_row(r) for r in chunks[:limit]])
+    return FileChunks(source=source, path=source_names.display(scope.store, source), total_chunks=row["chunk_count"],
+                      items=[_named(scope, Memory.from_row(r)) for r in chunks[:limit]])
 
 
 def _outline(scope: Scope, source: str) -> list[str]:
@@ -141,7 +148,7 @@ def file_summary(
 ) -> SourceInfo:
     """What one ingested file or text is: its summary, outline, size and chunk count."""
     row = _source_row(scope, source)
-    return SourceInfo(**row, outline=_outline(scope, source))
+    return SourceInfo(**row, path=source_names.display(scope.store, row["source"]), outline=_outline(scope, row["source"]))
 
 
 def list_sources(
@@ -152,10 +159,12 @@ def list_sources(
     offset: Annotated[int, Field(ge=0, description="Sources to skip (for paging).")] = 0,
 ) -> SourceList:
     """Ingested files and texts, sorted by source."""
+    prefixes = source_names.expand_prefix(scope.store, prefix) if prefix else []
     where = sql.all_of(f"project = {sql.quote(project)}" if project else None,
-                       sql.prefix("source", prefix) if prefix else None)
+                       " OR ".join(f"({sql.prefix('source', p)})" for p in prefixes) if prefixes else None)
     rows = sorted(scope.store.scan(scope.store.sources, where), key=lambda r: r["source"])
-    return SourceList(items=[SourceInfo(**r) for r in rows[offset:offset + limit]], total=len(rows), offset=offset)
+    items = [SourceInfo(**r, path=source_names.display(scope.store, r["source"])) for r in rows[offset:offset + limit]]
+    return SourceList(items=items, total=len(rows), offset=offset)
 
 
 def kg_query(

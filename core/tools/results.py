@@ -24,6 +24,8 @@ class Memory(BaseModel):
     chunk_index: int = 0
     start_line: int = 0
     end_line: int = 0
+    #: How answers name the source: relative to the folder it was ingested from (tools accept both forms).
+    path: str = ""
 
     @classmethod
     def from_row(cls, row: dict[str, Any], **extra: Any) -> Any:
@@ -61,6 +63,7 @@ class NeighborList(BaseModel):
 
 class FileChunks(BaseModel):
     source: str
+    path: str = ""
     total_chunks: int
     items: list[Memory]
 
@@ -77,6 +80,7 @@ class SourceInfo(BaseModel):
     summary: str
     ingested_at: datetime
     outline: list[str] = Field(default_factory=list)
+    path: str = ""
 
 
 class SourceList(BaseModel):

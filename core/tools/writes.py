@@ -14,6 +14,7 @@ from ..ingest.pipeline import ingest_path as run_ingest
 from ..ingest.pipeline import ingest_text
 from ..ingest.records import embedding_text, mention_edges, new_memory_id, note_row
 from ..store import filters as sql
+from . import source_names
 from .results import Deleted, Fact, FactChange, IngestResult, SkippedFile, Stored
 from .scope import Scope
 
@@ -55,11 +56,12 @@ def delete(
         raise InvalidArgument("Give either 'ids' (memory ids to delete) or 'source' (an ingested source), not both "
                               "and not neither.")
     if source:
-        rows = scope.store.scan(scope.store.sources, f"source = {sql.quote(source)}", limit=1)
-        if not rows:
-            raise NotFound(f"'{source}' was never ingested into workspace '{scope.workspace}'; nothing was deleted.")
-        scope.writer.run(scope.store.delete_sources, [source])
-        return Deleted(workspace=scope.workspace, source=source, chunks=rows[0]["chunk_count"])
+        try:
+            row = source_names.resolve(scope.store, scope.workspace, source)
+        except NotFound as exc:
+            raise NotFound(exc.message + " Nothing was deleted.") from None
+        scope.writer.run(scope.store.delete_sources, [row["source"]])
+        return Deleted(workspace=scope.workspace, source=row["source"], chunks=row["chunk_count"])
     assert ids is not None
     found = scope.store.memories_by_ids(ids, ["id", "kind", "source"])
     missing = [i for i in ids if i not in found]
