@@ -34,8 +34,9 @@ _BLOCK = re.compile(r"^\[\d+\] \S+ · [^·\n]+ · ([^·\n]+?):\d+-\d+ · ", re.M
 
 
 def visible_sources(text: str, root: str) -> set[str]:
-    """The corpus-relative sources of the blocks shown in a rendered answer."""
-    return {m.group(1)[len(root):] for m in _BLOCK.finditer(text) if m.group(1).startswith(root)}
+    """The corpus-relative sources of the blocks shown in a rendered answer (shown relative to the ingest
+    folder, which is the corpus root; an absolute path is made relative too)."""
+    return {m.group(1).removeprefix(root) for m in _BLOCK.finditer(text)}
 
 
 def timed(fn: Any, repeat: int) -> tuple[Any, float]:

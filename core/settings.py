@@ -42,7 +42,7 @@ class StoreSettings(_Group):
         description="How stale a read may be, in seconds; 0 always sees other processes' latest writes.",
     )
     vector_index_min_rows: int = Field(
-        20_000,
+        5_000,
         ge=256,
         le=10_000_000,
         description="Build a vector index once a workspace holds this many memories (below it, exact search is fast).",

@@ -13,7 +13,7 @@ import pytest
 from engram.core import Engine, Paths, Settings
 from engram.core.errors import InvalidArgument
 from engram.core.recall.plan import validate_plan
-from engram.core.recall.run import merge
+from engram.core.recall.run import by_source_first, merge
 from engram.core.recall.models import Evidence
 from engram.core.tools.results import Memory
 
@@ -135,10 +135,10 @@ def test_results_merge_by_key_round_robin_keeping_the_fullest_content(engine: En
     assert set(by_key[first].steps) >= {2, 3}
     assert by_key[first].memory.content == chunks[0].content
     assert f"fact:{filled['fact']}" in by_key
-    # round robin: each step's first result, in step order, before any step's second result
-    alone = [engine.call("search", {"query": "roll back git revert", "limit": 5}).result.hits[0].id, first,
-             chunks[0].id, engine.call("neighbors", {"id": first}).result.items[0].id, f"fact:{filled['fact']}"]
-    assert keys[: len(dict.fromkeys(alone))] == list(dict.fromkeys(alone))
+    # every source's best result comes before any second chunk of a source already shown
+    sources = [i.memory.source if i.memory is not None and i.memory.source else i.key for i in out.items]
+    firsts = [n for n, src in enumerate(sources) if src not in sources[:n]]
+    assert firsts == list(range(len(firsts)))
 
 
 def test_merge_prefers_the_longer_content_and_unions_steps() -> None:
@@ -153,6 +153,20 @@ def test_merge_prefers_the_longer_content_and_unions_steps() -> None:
     merged = merge([[ev(1, "short"), ev(1, "x", "m2")], [ev(2, "the longer text")], [ev(3, "mid text", "m3")]])
     assert [m.key for m in merged] == ["m1", "m3", "m2"]
     assert merged[0].memory.content == "the longer text" and merged[0].steps == [1, 2]
+
+
+def test_each_sources_best_chunk_comes_before_second_chunks_in_rank_order() -> None:
+    from datetime import datetime, timezone
+
+    t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+    def ev(key: str, source: str) -> Evidence:
+        return Evidence(key=key, kind="memory", steps=[1], memory=Memory(
+            id=key, project="p", source=source, kind="chunk", type="text", content=key, created_at=t, updated_at=t))
+
+    ordered = by_source_first([ev("a1", "/a"), ev("a2", "/a"), ev("b1", "/b"), ev("a3", "/a"), ev("n1", ""),
+                               ev("b2", "/b"), ev("c1", "/c")])
+    assert [e.key for e in ordered] == ["a1", "b1", "n1", "c1", "a2", "b2", "a3"]
 
 
 @pytest.mark.parametrize("budget", [1200, 2000, 4000, 8000, 12000])

@@ -40,6 +40,21 @@ def _evidence(number: int, result: BaseModel) -> list[Evidence]:
     raise TypeError(f"no evidence mapping for {type(result).__name__}")
 
 
+def by_source_first(items: list[Evidence]) -> list[Evidence]:
+    """A step's results with the best chunk of every source first, then second chunks, and so on.
+
+    Rank order is kept within each round. Under one budget this shows more files (the question's parts
+    usually need different files) instead of several neighbouring chunks of the first file found.
+    """
+    seen: dict[str, int] = {}
+    rounds: list[tuple[int, int, Evidence]] = []
+    for rank, item in enumerate(items):
+        source = item.memory.source if item.memory is not None and item.memory.source else item.key
+        seen[source] = seen.get(source, -1) + 1
+        rounds.append((seen[source], rank, item))
+    return [item for _, _, item in sorted(rounds, key=lambda r: (r[0], r[1]))]
+
+
 def merge(per_step: list[list[Evidence]]) -> list[Evidence]:
     """Round-robin across steps by rank; a repeated key keeps the fuller content and every step that found it."""
     merged: dict[str, Evidence] = {}
@@ -91,7 +106,8 @@ def run_plan(scope: Scope, steps: list[Step], *, concurrent: bool = True) -> tup
     for s in steps:
         if s.duplicate_of is not None:
             reports[s.number] = StepReport(number=s.number, tool=s.tool, args=s.args, duplicate_of=s.duplicate_of)
-    return [reports[s.number] for s in steps], merge([items for _, items in outcomes])
+    merged = merge([by_source_first(items) for _, items in outcomes])
+    return [reports[s.number] for s in steps], by_source_first(merged)
 
 
 def recall(

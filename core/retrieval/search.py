@@ -119,17 +119,25 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
         try:
             links = walk(store, seeds, hops=params.graph_hops, reverse=params.graph_reverse)
             linked = [link.id for link in links[: params.k_per_channel * 2]]
-            missing = [i for i in linked if i not in rows]
-            if missing:
-                fetched = store.scan(store.memories, sql.all_of(sql.in_list("id", missing), where),
-                                     MEMORY_COLUMNS, limit=len(missing))
-                rows.update({r["id"]: r for r in fetched})
-            rankings["graph"] = [i for i in linked if i in rows][: params.k_per_channel]
+            if where:
+                # Only memories that pass the filters count; their ids suffice to rank them.
+                unseen = [i for i in linked if i not in rows]
+                allowed = {r["id"] for r in store.scan(store.memories, sql.all_of(sql.in_list("id", unseen), where),
+                                                       ["id"], limit=len(unseen))} if unseen else set()
+                linked = [i for i in linked if i in rows or i in allowed]
+            rankings["graph"] = linked[: params.k_per_channel]
         except EngramError as exc:
             warnings.append(f"graph channel failed: {exc.message}")
 
     fused = fuse(rankings, params.weights, params.rrf_k)[: params.limit]
-    hits = [Hit(_clean(rows[f.id]), f.score, f.ranks) for f in fused]
+    missing = [f.id for f in fused if f.id not in rows]
+    if missing:
+        # Rows reached only through the graph are read once they made the cut.
+        try:
+            rows.update(store.memories_by_ids(missing, MEMORY_COLUMNS))
+        except EngramError as exc:
+            warnings.append(f"graph channel failed: {exc.message}")
+    hits = [Hit(_clean(rows[f.id]), f.score, f.ranks) for f in fused if f.id in rows]
     return SearchOutcome(hits, warnings)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import Field
 
@@ -37,6 +37,7 @@ from .results import (
 from . import source_names
 from .scope import Scope
 
+M = TypeVar("M", bound=Memory)
 MemoryKind = Literal["note", "exchange", "chunk", "content"]
 Channel = Literal["semantic", "lexical", "graph"]
 Id = Annotated[str, Field(min_length=1, max_length=64, description="A memory id as printed by another tool.")]
@@ -70,8 +71,8 @@ def search(
                       tags=tuple(tags or ()), since=since, until=until)
     outcome = hybrid_search(scope.store, scope.embedder_or_none() if "semantic" in params.channels else None,
                             query, filters, params)
-    hits = [_named(scope, SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels)))
-            for h in outcome.hits]
+    hits = _named(scope, [SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels))
+                          for h in outcome.hits])
     warnings = list(outcome.warnings)
     if (note := scope.engine.embed_note()) and any("semantic channel" in w for w in warnings):
         warnings.append(note)
@@ -88,7 +89,7 @@ def get_memory(
     if not found:
         raise NotFound(f"No memory with id {', '.join(missing)} in workspace '{scope.workspace}'. "
                        "Use ids printed by search, neighbors or file_chunks in this workspace.")
-    return MemoryList(items=[_named(scope, Memory.from_row(found[i])) for i in dict.fromkeys(ids) if i in found],
+    return MemoryList(items=_named(scope, [Memory.from_row(found[i]) for i in dict.fromkeys(ids) if i in found]),
                       missing=missing)
 
 
@@ -104,8 +105,8 @@ def neighbors(
         raise NotFound(f"No memory with id {id} in workspace '{scope.workspace}'.")
     links = graph.walk(scope.store, [id], hops=hops, reverse=reverse)[:limit]
     rows = scope.store.memories_by_ids([link.id for link in links], MEMORY_COLUMNS)
-    items = [_named(scope, Neighbor.from_row(rows[link.id], relation=link.relation, via=link.via, hop=link.hop,
-                                             score=round(link.score, 6))) for link in links if link.id in rows]
+    items = _named(scope, [Neighbor.from_row(rows[link.id], relation=link.relation, via=link.via, hop=link.hop,
+                                             score=round(link.score, 6)) for link in links if link.id in rows])
     return NeighborList(origin=id, items=items)
 
 
@@ -113,9 +114,12 @@ def _source_row(scope: Scope, source: str) -> dict:
     return source_names.resolve(scope.store, scope.workspace, source)
 
 
-def _named(scope: Scope, memory: Memory) -> Memory:
-    memory.path = source_names.display(scope.store, memory.source)
-    return memory
+def _named(scope: Scope, memories: list[M]) -> list[M]:
+    """The memories with ``path`` set (their source as callers see it)."""
+    name = source_names.namer(scope.store)
+    for memory in memories:
+        memory.path = name(memory.source) if memory.source else ""
+    return memories
 
 
 def file_chunks(
@@ -133,7 +137,7 @@ def file_chunks(
                        f"start_line <= {int(end_line)}" if end_line else None)
     chunks = sorted(scope.store.scan(scope.store.memories, where, MEMORY_COLUMNS), key=lambda r: r["chunk_index"])
     return FileChunks(source=source, path=source_names.display(scope.store, source), total_chunks=row["chunk_count"],
-                      items=[_named(scope, Memory.from_row(r)) for r in chunks[:limit]])
+                      items=_named(scope, [Memory.from_row(r) for r in chunks[:limit]]))
 
 
 def _outline(scope: Scope, source: str) -> list[str]:

@@ -9,6 +9,7 @@ the candidates listed, when it fits more than one source).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidArgument, NotFound
@@ -34,12 +35,20 @@ def _roots(store: WorkspaceStore) -> dict[str, str]:
 
 def display(store: WorkspaceStore, source: str) -> str:
     """The name callers see for ``source``: relative to its ingest root when it has one."""
-    if not source:
-        return ""
-    root = _roots(store).get(source, "")
-    if root and source.startswith(root.rstrip("/") + "/"):
-        return source[len(root.rstrip("/")) + 1:]
-    return source
+    return namer(store)(source)
+
+
+def namer(store: WorkspaceStore) -> Callable[[str], str]:
+    """``display`` for many sources, reading the roots once."""
+    roots = _roots(store)
+
+    def name(source: str) -> str:
+        root = roots.get(source, "").rstrip("/")
+        if root and source.startswith(root + "/"):
+            return source[len(root) + 1:]
+        return source
+
+    return name
 
 
 def resolve(store: WorkspaceStore, workspace: str, given: str) -> dict[str, Any]:
