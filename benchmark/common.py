@@ -1,4 +1,4 @@
-"""What every benchmark shares: the machine's description, engines on cached data folders, results."""
+"""What every suite shares: run options, the machine's description, engines on cached folders, results."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import platform
 import subprocess
 import sys
 import tarfile
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,19 @@ from typing import Any
 from engram.core import Engine, Paths, Settings
 
 ROOT = Path(__file__).resolve().parent
-CACHE = ROOT / ".cache"
-RESULTS = ROOT / "results"
+
+
+@dataclass(frozen=True)
+class Run:
+    """Options every suite takes (see ``python -m benchmark --help``)."""
+
+    quick: bool = False
+    seed: int = 7
+    cache: Path = ROOT / ".cache"
+    results: Path = ROOT / "results"
+
+    def workspace(self, name: str) -> Path:
+        return self.cache / ("quick-" + name if self.quick else name)
 
 
 def machine() -> dict[str, Any]:
@@ -40,19 +52,18 @@ def machine() -> dict[str, Any]:
             "llama_cpp_build": llama_cpp.llama_print_system_info().decode().strip()}
 
 
-def open_engine(name: str, settings: Settings | None = None) -> Engine:
-    """An engine on the benchmark's own cached data folder ``benchmark/.cache/<name>``."""
-    base = CACHE / name
-    return Engine(Paths(base / "data", base / "config", base / "logs"), settings or Settings())
+def engine_at(folder: Path, settings: Settings | None = None) -> Engine:
+    """An engine on the data folder ``folder/data`` (settings and logs beside it)."""
+    return Engine(Paths(folder / "data", folder / "config", folder / "logs"), settings or Settings())
 
 
-def fetch_sdist(requirement: str) -> tuple[Path, str]:
-    """Download (once) and unpack the source distribution of ``requirement``; returns (folder, sha256)."""
-    target = CACHE / "corpus"
+def fetch_sdist(requirement: str, cache: Path) -> tuple[Path, str]:
+    """Download (once, with pip, from the package registry) and unpack ``requirement``'s source
+    distribution; returns (its folder, the archive's SHA256)."""
+    target = cache / "corpus"
     target.mkdir(parents=True, exist_ok=True)
-    archives = sorted(target.glob("*.tar.gz"))
     name = requirement.replace("==", "-").lower()
-    found = [a for a in archives if a.name.lower().startswith(name)]
+    found = [a for a in sorted(target.glob("*.tar.gz")) if a.name.lower().startswith(name)]
     if not found:
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
                         requirement, "-d", str(target)], check=True)
@@ -66,11 +77,21 @@ def fetch_sdist(requirement: str) -> tuple[Path, str]:
     return folder, digest
 
 
-def write_result(suite: str, result: dict[str, Any], summary: str) -> Path:
-    """Write ``result.json`` and ``summary.md`` under ``benchmark/results/<suite>-<UTC timestamp>/``."""
+def result_folder(run: Run, suite: str) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    folder = RESULTS / f"{suite}-{stamp}"
+    folder = run.results / f"{suite}{'-quick' if run.quick else ''}-{stamp}"
     folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def write_result(folder: Path, result: dict[str, Any], summary: str) -> Path:
+    """Write ``result.json`` and ``summary.md`` into ``folder`` (plots are written there by the suite)."""
     (folder / "result.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
     (folder / "summary.md").write_text(summary)
     return folder
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0–1) of ``values`` by nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]

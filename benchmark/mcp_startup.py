@@ -1,6 +1,6 @@
 """How fast an editor gets a ready MCP server, and how big Engram's tool list is.
 
-    python -m benchmark.mcp_startup [--runs 5]
+    python -m benchmark mcp [--runs 5]
 
 Starts `engram mcp` with a real SDK client over stdio (as an editor does) and times the
 `initialize` answer and the first tool call, with the service already running ("warm") and with
@@ -11,7 +11,6 @@ named in the result: an LLM's own tokenizer will differ).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -27,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from engram.mcp.service_files import read_info
 
-from .common import CACHE, machine, open_engine, write_result
+from .common import Run, engine_at, machine, result_folder, write_result
 
 ENGRAM = [sys.executable, "-m", "engram.app"]
 
@@ -63,9 +62,9 @@ def summary_of(values: list[float]) -> dict[str, float]:
             "max_ms": round(1000 * max(values))}
 
 
-async def measure(runs: int) -> dict[str, Any]:
-    base = CACHE / "mcp-startup"
-    with open_engine("mcp-startup") as engine:  # builds the model once and creates the workspace
+async def measure(run: Run, runs: int) -> dict[str, Any]:
+    base = run.workspace("mcp-startup")
+    with engine_at(base) as engine:  # builds the model once and creates the workspace
         engine.call("store", {"content": "a note so searches have something to find"})
         tokenizer = engine.embedder()
         data = engine.paths.data_dir
@@ -89,14 +88,12 @@ async def measure(runs: int) -> dict[str, Any]:
         payload = json.dumps({"tools": listed}, ensure_ascii=False)
         size = {"tools": len(listed), "chars": len(payload), "tokens": tokenizer.count_tokens(payload),
                 "tokenizer": "all-MiniLM-L6-v2 WordPiece (the bundled GGUF)"}
-    return {"suite": "mcp-startup", "runs": runs, "startup": results, "tool_list": size, "machine": machine()}
+    return {"suite": "mcp", "quick": run.quick, "runs": runs, "startup": results, "tool_list": size,
+            "machine": machine()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
-    result = anyio.run(measure, args.runs)
+def run_suite(run: Run, runs: int = 5) -> Path:
+    result = anyio.run(measure, run, 1 if run.quick else runs)
     lines = ["# MCP start-up and tool-list size", "",
              "| launcher | initialize (median, min–max) | first tool call (median, min–max) |", "|---|---|---|"]
     for label, r in result["startup"].items():
@@ -106,11 +103,4 @@ def main() -> None:
     t = result["tool_list"]
     lines += ["", f"tools/list: {t['tools']} tools, {t['chars']:,} characters, {t['tokens']:,} tokens "
                   f"({t['tokenizer']}).", ""]
-    summary = "\n".join(lines)
-    out = write_result("mcp-startup", result, summary)
-    print(summary)
-    print(f"written to {out}")
-
-
-if __name__ == "__main__":
-    main()
+    return write_result(result_folder(run, "mcp"), result, "\n".join(lines))

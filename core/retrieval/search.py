@@ -65,6 +65,7 @@ class SearchParams:
     graph_hops: int = 1
     graph_reverse: bool = False
     channels: tuple[str, ...] = CHANNELS
+    exact: bool = False  # scan every vector instead of using the vector index (benchmarks compare both)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
         else:
             try:
                 vector = embedder.embed([query])[0]
-                found = store.vector_search(vector, params.k_per_channel, where, MEMORY_COLUMNS)
+                found = store.vector_search(vector, params.k_per_channel, where, MEMORY_COLUMNS, exact=params.exact)
                 rankings["semantic"] = [r["id"] for r in found]
                 rows.update({r["id"]: r for r in found})
             except EngramError as exc:

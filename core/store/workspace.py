@@ -169,9 +169,14 @@ class WorkspaceStore:
         return {r["id"]: r for r in rows}
 
     def vector_search(self, vector: np.ndarray, k: int, where: str | None,
-                      columns: Sequence[str]) -> list[dict[str, Any]]:
-        """The ``k`` memories nearest to ``vector`` by cosine distance, nearest first."""
+                      columns: Sequence[str], *, exact: bool = False) -> list[dict[str, Any]]:
+        """The ``k`` memories nearest to ``vector`` by cosine distance, nearest first.
+
+        Uses the vector index when there is one, unless ``exact`` asks for a full scan.
+        """
         query = self.memories.search(vector, vector_column_name="vector").distance_type("cosine")
+        if exact:
+            query = query.bypass_vector_index()
         if where:
             query = query.where(where, prefilter=True)
         return self._rows(query.select([*columns, "_distance"]).limit(k))
@@ -269,6 +274,11 @@ class WorkspaceStore:
             data = self._table_from_rows(rows, SOURCES_SCHEMA)
             self._write("sources", lambda: self.sources.merge_insert("source").when_matched_update_all()
                         .when_not_matched_insert_all().execute(data))
+
+    def append(self, table: str, data: pa.Table) -> None:
+        """Append prepared rows to one table in a single commit (bulk loads; no de-duplication)."""
+        target = getattr(self, table)
+        self._write(table, lambda: target.add(data))
 
     def add_edges(self, rows: Sequence[dict[str, Any]]) -> None:
         if rows:

@@ -1,0 +1,59 @@
+"""The benchmark runner: ``python -m benchmark <suite> [options]`` (see benchmark/README.md).
+
+Suites: recall, quality, speed, mcp, or all. Each writes result.json, summary.md and its plots under
+``benchmark/results/<suite>-<UTC timestamp>/`` (``--results`` moves them) and prints the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .common import ROOT, Run
+
+DEFAULT_SCIFACT = ROOT.parents[1] / "shared" / "data" / "scifact.zip"
+SUITES = ("recall", "quality", "speed", "mcp")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmark", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("suite", choices=[*SUITES, "all"])
+    parser.add_argument("--quick", action="store_true", help="A small smoke run of the same code paths.")
+    parser.add_argument("--seed", type=int, default=7, help="Seed for every sampled choice.")
+    parser.add_argument("--lookups", type=Path, default=ROOT / "django-lookups.json",
+                        help="Lookups file (format of django-lookups.json) for recall and speed.")
+    parser.add_argument("--data", type=Path, default=DEFAULT_SCIFACT, help="scifact.zip for the quality suite.")
+    parser.add_argument("--results", type=Path, default=ROOT / "results", help="Where result folders go.")
+    parser.add_argument("--cache", type=Path, default=ROOT / ".cache", help="Corpora and workspaces, kept between runs.")
+    args = parser.parse_args(argv)
+    run = Run(quick=args.quick, seed=args.seed, cache=args.cache.resolve(), results=args.results.resolve())
+    suites = SUITES if args.suite == "all" else (args.suite,)
+    for suite in suites:
+        if suite == "quality" and not args.data.is_file():
+            print(f"quality: skipped, no SciFact file at {args.data} (give --data PATH)", file=sys.stderr)
+            continue
+        if suite == "recall":
+            from .recall import run_suite as recall
+
+            folder = recall(run, args.lookups)
+        elif suite == "quality":
+            from .quality import run_suite as quality
+
+            folder = quality(run, args.data)
+        elif suite == "speed":
+            from .speed import run_suite as speed
+
+            folder = speed(run, args.lookups)
+        else:
+            from .mcp_startup import run_suite as mcp
+
+            folder = mcp(run)
+        print((folder / "summary.md").read_text())
+        print(f"written to {folder}\n", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

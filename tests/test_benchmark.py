@@ -1,0 +1,66 @@
+"""The benchmark runner cannot rot: every suite runs here in --quick mode and writes its files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MINI = Path(__file__).parent / "fixtures" / "scifact-format-mini.zip"  # invented rows in SciFact's format
+
+pytestmark = pytest.mark.slow
+
+
+def run_suite(tmp_path: Path, *args: str) -> Path:
+    results = tmp_path / "results"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    proc = subprocess.run([sys.executable, "-m", "benchmark", *args, "--quick", "--results", str(results),
+                           "--cache", str(tmp_path / "cache")], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (folder,) = list(results.iterdir())
+    return folder
+
+
+def test_recall_suite_quick(tmp_path: Path) -> None:
+    folder = run_suite(tmp_path, "recall")
+    result = json.loads((folder / "result.json").read_text())
+    assert result["quick"] and result["sdist_sha256"] and result["tokenizer"].startswith("all-MiniLM-L6-v2")
+    totals = result["totals"]
+    assert totals["separate"]["round_trips"] == 4 and totals["plan"]["round_trips"] == 2
+    assert 0 < totals["plan"]["tokens"] < totals["separate"]["tokens"]
+    assert {"os", "cpu", "cpu_count"} <= set(result["machine"])
+    assert (folder / "tokens.png").stat().st_size > 1000 and (folder / "gold.png").exists()
+    assert "| plan |" in (folder / "summary.md").read_text()
+
+
+def test_quality_suite_quick(tmp_path: Path) -> None:
+    folder = run_suite(tmp_path, "quality", "--data", str(MINI))
+    result = json.loads((folder / "result.json").read_text())
+    assert set(result["configs"]) >= {"lexical (BM25-only baseline)", "semantic (dense-only baseline)", "hybrid",
+                                      "hybrid+graph"}
+    assert all(0 <= c["ndcg@10"] <= 1 for c in result["configs"].values())
+    assert result["published"]["MiniLM dense, BEIR leaderboard"] == 0.674
+    assert (folder / "ndcg.png").exists()
+
+
+def test_speed_suite_quick(tmp_path: Path) -> None:
+    folder = run_suite(tmp_path, "speed")
+    result = json.loads((folder / "result.json").read_text())
+    assert result["ingest"]["chunks_per_s"] > 0 and result["ingest"]["unchanged_files"] == result["ingest"]["files"]
+    assert sorted(int(s) for s in result["scale"]) == [300, 1200]
+    for size in result["scale"].values():
+        for key in ("no_vector_index", "vector_index"):
+            assert size[key]["search"]["hybrid+graph"]["p50_ms"] > 0 and size[key]["recall"]["n"] > 0
+    assert (folder / "latency.png").exists() and (folder / "memory.png").exists()
+
+
+def test_mcp_suite_quick(tmp_path: Path) -> None:
+    folder = run_suite(tmp_path, "mcp")
+    result = json.loads((folder / "result.json").read_text())
+    assert result["tool_list"]["tools"] == 17 and result["startup"]["warm"]["first_tool_call"]["median_ms"] > 0
