@@ -142,3 +142,11 @@ def test_summaries_take_the_title_and_first_prose() -> None:
     assert summarize(RST, "rst") == "Security in Django: Django has security features."
     assert summarize(PYTHON, "python") == "Module docstring explains the module."
     assert len(summarize("word " * 500, "text", limit=100)) == 100
+
+
+def test_a_plain_text_titled_by_a_short_first_line_carries_it_on_every_chunk() -> None:
+    text = "Aspirin and heart attacks\n\n" + "The trial followed adults for five years. " * 60
+    chunks = chunk_text(text, "text", chunk_chars=600, overlap_chars=0)
+    assert len(chunks) > 1 and {c.title for c in chunks} == {"Aspirin and heart attacks"}
+    assert chunk_text("One line only, no blank after\nmore text\n", "text", chunk_chars=600,
+                      overlap_chars=0)[0].title == ""

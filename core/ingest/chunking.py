@@ -87,6 +87,14 @@ def _rst_heads(lines: list[str]) -> list[tuple[int, int, str]]:
     return heads
 
 
+def _title_line(lines: list[str]) -> list[tuple[int, int, str]]:
+    """A plain text whose first line is short and stands alone (a title, as in an abstract or a note) is
+    titled by it, so every chunk of the text carries it."""
+    if len(lines) > 2 and 0 < len(lines[0].strip()) <= 160 and not lines[1].strip() and lines[2].strip():
+        return [(0, 1, lines[0].strip())]
+    return []
+
+
 def _code_heads(lines: list[str], pattern: re.Pattern[str], python: bool) -> list[tuple[int, int, str]]:
     heads = []
     for i, line in enumerate(lines):
@@ -112,7 +120,7 @@ def _sections(lines: list[str], fmt: str) -> list[_Section]:
     if fmt == "markdown":
         heads = _markdown_heads(lines)
     elif fmt in ("rst", "text"):
-        heads = _rst_heads(lines)
+        heads = _rst_heads(lines) or (_title_line(lines) if fmt == "text" else [])
     elif fmt == "python":
         heads = _code_heads(lines, _PY_DEF, python=True)
     elif fmt == "javascript":
