@@ -64,7 +64,7 @@ def run(args: argparse.Namespace, paths: Paths, env: Mapping[str, str]) -> int:
     print(f"# settings file: {paths.settings_file}")
     group = None
     for row in rows:
-        g = row["key"].split(".")[0]
+        g = row["key"].rpartition(".")[0]
         if g != group:
             group = g
             print(f"\n[{g}] {GROUPS[g].about}")

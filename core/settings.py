@@ -8,7 +8,8 @@ Each group is a small pydantic model; ``Settings`` holds one of each. Keys are a
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+import typing
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -60,6 +61,45 @@ class EmbedSettings(_Group):
     threads: int = Field(0, ge=0, le=256, description="CPU threads for embedding; 0 uses every core.")
 
 
+class ModelSettings(_Group):
+    about: ClassVar[str] = "Model files and the device generation runs on"
+
+    gpu_device: str = Field("auto", min_length=1, description=(
+        "GPU for inference: auto (the discrete GPU with the most memory), cpu, an index or part of a name "
+        "(see `engram device`)."))
+    chat_large: str = Field("qwen3.5-35b-a3b", min_length=1,
+                            description="The larger chat model, offered on computers with 32 GB of memory or more.")
+    hub_url: str = Field("https://huggingface.co", min_length=1, description="Model hub to download pinned models from.")
+
+
+class TaggerLocalSettings(_Group):
+    about: ClassVar[str] = "The helper model when it runs on this computer (tagger.llm_provider = local)"
+
+    model: str = Field("qwen3.5-4b", min_length=1, description=(
+        "A manifest id, a .gguf path, owner/repo/file.gguf, or an https link (see `engram models list`)."))
+    n_ctx: int = Field(8192, ge=512, le=262144, description="Context length in tokens.")
+    n_gpu_layers: int = Field(-1, ge=-1, le=1000, description="Layers offloaded to the GPU; -1 all, 0 none.")
+    threads: int = Field(0, ge=0, le=256, description="CPU threads; 0 uses every core.")
+
+
+class TaggerSettings(_Group):
+    about: ClassVar[str] = "The helper model (tagging, summaries, recall planning and answers) and where it runs"
+
+    llm: bool = Field(False, description="Classify new memories (type, domain, topics) with the helper model.")
+    llm_provider: Literal["local", "ollama", "vllm", "openai", "anthropic"] = Field(
+        "local", description="Where the helper model runs: local (llama.cpp here), ollama, vllm, openai, anthropic.")
+    llm_concurrency: int = Field(1, ge=1, le=16, description="Memories classified together in one batch.")
+    base_url: str = Field("", description="URL of the ollama/vLLM/OpenAI-compatible server (empty: its default).")
+    remote_model: str = Field("", description="The model's name at a provider other than local.")
+    local: TaggerLocalSettings = Field(default_factory=TaggerLocalSettings)
+
+
+class SummarizerSettings(_Group):
+    about: ClassVar[str] = "Model-written summaries of sources and sessions"
+
+    enabled: bool = Field(False, description="Summarise sources with the helper model (digests use them).")
+
+
 class IngestSettings(_Group):
     about: ClassVar[str] = "How files are listed and chunked"
 
@@ -109,6 +149,11 @@ class RecallSettings(_Group):
     max_chars: int = Field(
         4000, ge=1200, le=12000, description="Length cap of a recall response when the caller names none."
     )
+    llm: bool = Field(False, description=(
+        "Let the helper model plan recalls and condense the evidence into a cited answer (only when it runs on "
+        "this computer)."))
+    llm_timeout_sec: float = Field(30.0, ge=1.0, le=600.0,
+                                   description="One deadline for a recall's planning and answering, in seconds.")
 
 
 class ServiceSettings(_Group):
@@ -126,26 +171,50 @@ class Settings(BaseModel):
 
     store: StoreSettings = Field(default_factory=StoreSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    tagger: TaggerSettings = Field(default_factory=TaggerSettings)
+    summarizer: SummarizerSettings = Field(default_factory=SummarizerSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
 
 
-GROUPS: dict[str, type[_Group]] = {
-    name: field.annotation  # type: ignore[misc]
-    for name, field in Settings.model_fields.items()
-}
+def _groups(model: type[BaseModel], prefix: str = "") -> dict[str, type[_Group]]:
+    found: dict[str, type[_Group]] = {}
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, _Group):
+            path = f"{prefix}{name}"
+            found[path] = annotation
+            found.update(_groups(annotation, path + "."))
+    return found
+
+
+#: Every group by its dotted path ("store", "tagger", "tagger.local", …).
+GROUPS: dict[str, type[_Group]] = _groups(Settings)
+
+
+def is_group_field(group: str, name: str) -> bool:
+    """Whether ``group.name`` is a sub-group rather than a setting."""
+    return f"{group}.{name}" in GROUPS
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """``"tagger.local.n_ctx"`` → ``("tagger.local", "n_ctx")`` (no validation)."""
+    group, _, name = key.rpartition(".")
+    return group, name
 
 
 def setting_keys() -> list[str]:
-    """Every ``group.key``, in declaration order."""
-    return [f"{group}.{key}" for group, model in GROUPS.items() for key in model.model_fields]
+    """Every ``group.key`` (groups may nest: ``tagger.local.model``), in declaration order."""
+    return [f"{group}.{name}" for group, model in GROUPS.items() for name in model.model_fields
+            if not is_group_field(group, name)]
 
 
 def describe_key(key: str) -> dict[str, Any]:
     """The description, default and accepted values of one ``group.key`` (no validation of ``key``)."""
-    group, name = key.split(".", 1)
+    group, name = split_key(key)
     field = GROUPS[group].model_fields[name]
     return {"description": field.description or "", "default": field.get_default(call_default_factory=True),
             "accepts": accepted_values(key)}
@@ -153,7 +222,7 @@ def describe_key(key: str) -> dict[str, Any]:
 
 def accepted_values(key: str) -> str:
     """A short human description of what ``key`` accepts, e.g. ``an integer from 1 to 50``."""
-    group, name = key.split(".", 1)
+    group, name = split_key(key)
     field = GROUPS[group].model_fields[name]
     annotation = field.annotation
     bounds = {type(m).__name__: m for m in field.metadata}
@@ -168,6 +237,8 @@ def accepted_values(key: str) -> str:
         return kind
     if annotation == list[str]:
         return "a list of strings (JSON, or comma-separated)"
+    if typing.get_origin(annotation) is Literal:
+        return "one of: " + ", ".join(str(a) for a in typing.get_args(annotation))
     for m in field.metadata:
         if getattr(m, "pattern", None) == WORKSPACE_PATTERN:
             return "a workspace name: lowercase letters, digits and dashes, starting with a letter or digit, 1–40 long"

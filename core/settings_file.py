@@ -2,7 +2,8 @@
 
 Precedence is environment > file > default. Loading never creates or changes a file. Writing
 (``set_value``/``reset_value``) validates first and replaces the file atomically, so a refused value
-leaves the file exactly as it was.
+leaves the file exactly as it was. Groups may nest (``[tagger.local]`` in the file,
+``tagger.local.model`` as a key, ``ENGRAM_TAGGER_LOCAL_MODEL`` in the environment).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import reduce
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,10 +21,11 @@ from pydantic import ValidationError
 
 from .errors import SettingsError
 from .fileio import atomic_write_bytes
-from .settings import GROUPS, Settings, accepted_values, setting_keys
+from .settings import GROUPS, Settings, accepted_values, is_group_field, setting_keys, split_key
 
 Origin = Literal["default", "file", "env"]
 ENV_PREFIX = "ENGRAM_"
+Tree = dict[str, Any]
 
 
 def env_name(key: str) -> str:
@@ -39,17 +42,14 @@ class LoadedSettings:
     file: Path
 
     def value(self, key: str) -> Any:
-        group, name = _split(key)
-        return getattr(getattr(self.settings, group), name)
+        _check(key)
+        return reduce(getattr, key.split("."), self.settings)
 
 
-def _split(key: str) -> tuple[str, str]:
-    if key.count(".") != 1:
+def _check(key: str) -> None:
+    group, name = split_key(key)
+    if group not in GROUPS or name not in GROUPS[group].model_fields or is_group_field(group, name):
         raise SettingsError(_unknown_key_message(key))
-    group, name = key.split(".")
-    if group not in GROUPS or name not in GROUPS[group].model_fields:
-        raise SettingsError(_unknown_key_message(key))
-    return group, name
 
 
 def _unknown_key_message(key: str) -> str:
@@ -57,8 +57,40 @@ def _unknown_key_message(key: str) -> str:
 
 
 def _is_list_key(key: str) -> bool:
-    group, name = key.split(".")
+    group, name = split_key(key)
     return GROUPS[group].model_fields[name].annotation == list[str]
+
+
+def _set(tree: Tree, key: str, value: Any) -> None:
+    *path, name = key.split(".")
+    node = tree
+    for part in path:
+        node = node.setdefault(part, {})
+    node[name] = value
+
+
+def _pop(tree: Tree, key: str) -> None:
+    *path, name = key.split(".")
+    nodes = [tree]
+    for part in path:
+        if not isinstance(nodes[-1].get(part), dict):
+            return
+        nodes.append(nodes[-1][part])
+    nodes[-1].pop(name, None)
+    for parent, part, child in reversed(list(zip(nodes, path, nodes[1:]))):
+        if not child:
+            parent.pop(part, None)
+
+
+def _flatten(tree: Tree, prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for name, value in tree.items():
+        path = f"{prefix}{name}"
+        if isinstance(value, dict) and path in GROUPS:
+            flat.update(_flatten(value, path + "."))
+        else:
+            flat[path] = value
+    return flat
 
 
 def parse_text_value(key: str, text: str) -> Any:
@@ -80,7 +112,7 @@ def parse_text_value(key: str, text: str) -> Any:
     return text
 
 
-def _read_file(path: Path) -> dict[str, dict[str, Any]]:
+def _read_file(path: Path) -> Tree:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -94,19 +126,20 @@ def _read_file(path: Path) -> dict[str, dict[str, Any]]:
                             "`engram config reset --all` writes a fresh one.") from exc
     for group, values in data.items():
         if group not in GROUPS or not isinstance(values, dict):
+            roots = sorted(g for g in GROUPS if "." not in g)
             raise SettingsError(f"The settings file {path} has an unknown section [{group}]. "
-                                f"Known sections: {', '.join(GROUPS)}.")
-        for name in values:
-            if name not in GROUPS[group].model_fields:
-                raise SettingsError(f"The settings file {path} sets unknown key '{group}.{name}'. "
-                                    f"{_unknown_key_message(f'{group}.{name}')}")
+                                f"Known sections: {', '.join(roots)}.")
+    for key in _flatten(data):
+        group, name = split_key(key)
+        if group not in GROUPS or name not in GROUPS[group].model_fields:
+            raise SettingsError(f"The settings file {path} sets unknown key '{key}'. {_unknown_key_message(key)}")
     return data
 
 
 def _read_env(environ: Mapping[str, str]) -> dict[str, tuple[str, Any]]:
     """Environment overrides as ``{key: (variable, value)}``; a misspelt group variable is refused."""
     known = {env_name(k): k for k in setting_keys()}
-    group_prefixes = tuple(ENV_PREFIX + g.upper() + "_" for g in GROUPS)
+    group_prefixes = tuple(ENV_PREFIX + g.replace(".", "_").upper() + "_" for g in GROUPS)
     found: dict[str, tuple[str, Any]] = {}
     for var, text in environ.items():
         if var in known:
@@ -118,18 +151,18 @@ def _read_env(environ: Mapping[str, str]) -> dict[str, tuple[str, Any]]:
     return found
 
 
-def _validate(data: dict[str, dict[str, Any]], where: dict[str, str]) -> Settings:
+def _validate(data: Tree, where: dict[str, str]) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = [str(p) for p in err["loc"]]
-        key = ".".join(loc[:2]) if len(loc) >= 2 else ".".join(loc)
+        keys = set(setting_keys())
+        key = next((".".join(loc[:n]) for n in range(len(loc), 0, -1) if ".".join(loc[:n]) in keys), ".".join(loc))
         source = where.get(key, "")
-        value = err.get("input")
-        detail = err["msg"]
-        accepts = accepted_values(key) if key in setting_keys() else "see `engram config list`"
-        raise SettingsError(f"Setting '{key}'{source} got {value!r}: {detail}. It accepts {accepts}.") from None
+        accepts = accepted_values(key) if key in keys else "see `engram config list`"
+        raise SettingsError(f"Setting '{key}'{source} got {err.get('input')!r}: {err['msg']}. It accepts {accepts}.") \
+            from None
 
 
 def load_settings(settings_file: Path, environ: Mapping[str, str]) -> LoadedSettings:
@@ -142,13 +175,11 @@ def load_settings(settings_file: Path, environ: Mapping[str, str]) -> LoadedSett
     data = _read_file(settings_file)
     origins: dict[str, Origin] = {k: "default" for k in setting_keys()}
     where: dict[str, str] = {}
-    for group, values in data.items():
-        for name in values:
-            origins[f"{group}.{name}"] = "file"
-            where[f"{group}.{name}"] = f" (from {settings_file})"
+    for key in _flatten(data):
+        origins[key] = "file"
+        where[key] = f" (from {settings_file})"
     for key, (var, value) in _read_env(environ).items():
-        group, name = key.split(".")
-        data.setdefault(group, {})[name] = value
+        _set(data, key, value)
         origins[key] = "env"
         where[key] = f" (from environment variable {var})"
     return LoadedSettings(_validate(data, where), origins, settings_file)
@@ -161,12 +192,11 @@ def set_value(settings_file: Path, key: str, text: str) -> Any:
         SettingsError: unknown key, a value the key does not accept, or an unreadable/unwritable file.
             Nothing is written in that case.
     """
-    group, name = _split(key)
+    _check(key)
     data = _read_file(settings_file)
-    data.setdefault(group, {})[name] = parse_text_value(key, text)
-    settings = _validate(data, {key: ""})
-    stored = getattr(getattr(settings, group), name)
-    data[group][name] = stored
+    _set(data, key, parse_text_value(key, text))
+    stored = reduce(getattr, key.split("."), _validate(data, {key: ""}))
+    _set(data, key, stored)
     _write(settings_file, data)
     return stored
 
@@ -181,18 +211,19 @@ def reset_value(settings_file: Path, key: str | None) -> None:
     if key is None:
         data = {}
     else:
-        group, name = _split(key)
-        data.get(group, {}).pop(name, None)
-        if group in data and not data[group]:
-            del data[group]
+        _check(key)
+        _pop(data, key)
     if not data and not settings_file.exists():
         return
     _write(settings_file, data)
 
 
-def _write(settings_file: Path, data: dict[str, dict[str, Any]]) -> None:
-    ordered = {g: dict(sorted(v.items())) for g, v in data.items() if v}
+def _sorted(tree: Tree) -> Tree:
+    return {k: _sorted(v) if isinstance(v, dict) else v for k, v in sorted(tree.items())}
+
+
+def _write(settings_file: Path, data: Tree) -> None:
     try:
-        atomic_write_bytes(settings_file, tomli_w.dumps(ordered).encode("utf-8"))
+        atomic_write_bytes(settings_file, tomli_w.dumps(_sorted(data)).encode("utf-8"))
     except OSError as exc:
         raise SettingsError(f"Cannot write the settings file {settings_file}: {exc.strerror}.") from exc

@@ -104,3 +104,21 @@ def test_refused_set_leaves_the_file_untouched(tmp_path: Path) -> None:
             set_value(file, key, value)
         assert key in err.value.message
     assert file.read_bytes() == before
+
+
+def test_nested_groups_work_in_the_file_the_environment_and_set(tmp_path: Path) -> None:
+    file = tmp_path / "settings.toml"
+    assert set_value(file, "tagger.local.n_ctx", "4096") == 4096
+    assert "[tagger.local]" in file.read_text()
+    loaded = load_settings(file, {"ENGRAM_TAGGER_LOCAL_MODEL": "smollm2-135m-instruct", "ENGRAM_RECALL_LLM": "true"})
+    assert loaded.settings.tagger.local.n_ctx == 4096 and loaded.origins["tagger.local.n_ctx"] == "file"
+    assert loaded.settings.tagger.local.model == "smollm2-135m-instruct" and loaded.settings.recall.llm is True
+    assert loaded.value("tagger.local.model") == "smollm2-135m-instruct"
+    with pytest.raises(SettingsError, match="tagger.local.n_ctx"):
+        set_value(file, "tagger.local.n_ctx", "10")
+    with pytest.raises(SettingsError, match="Unknown setting 'tagger.local'"):
+        set_value(file, "tagger.local", "x")
+    with pytest.raises(SettingsError, match="ENGRAM_TAGGER_LOCAL_MODLE names no setting"):
+        load_settings(file, {"ENGRAM_TAGGER_LOCAL_MODLE": "x"})
+    reset_value(file, "tagger.local.n_ctx")
+    assert "[tagger" not in file.read_text()
