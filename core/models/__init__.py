@@ -1,0 +1,1 @@
+"""Generation models: manifest-backed files, verified downloads, GPU detection, the pool, providers."""

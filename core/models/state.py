@@ -1,0 +1,29 @@
+"""Whether recall's local model path can run, in one line for status and device reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import EngramError
+from ..manifest import resolve_model
+from .providers import is_local_inference
+
+
+def inference_state(engine: Any) -> str:
+    """One line for status: whether recall's local model path is on, and if not, why (no file hashing)."""
+    settings = engine.settings
+    if not settings.recall.llm:
+        return "off (recall.llm is false)"
+    provider, url = settings.tagger.llm_provider, settings.tagger.base_url
+    if not is_local_inference(provider, url):
+        return f"off: the helper model runs on {provider}" + (f" at {url}" if url else "") + ", not on this computer"
+    if provider != "local":
+        return f"on: {settings.tagger.remote_model or 'the default model'} via {provider} on this computer"
+    try:
+        entry = resolve_model(settings.tagger.local.model)
+    except EngramError as exc:
+        return f"off: {exc.message}"
+    status = engine.model_files().status(entry)
+    if not status.present:
+        return f"off: {entry.id} is not on this computer (`engram models download {entry.id}`)"
+    return f"on: {entry.id} on this computer ({status.pinning})"

@@ -1,0 +1,190 @@
+"""Model downloads against a real local HTTP server: verified, resumable, atomic, and clear when they fail."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engram.core.errors import ChecksumMismatch, ModelError
+from engram.core.manifest import ModelEntry, model_entry, resolve_model
+from engram.core.models.download import DiskFull, NetworkError, ServerError, download
+from engram.core.models.files import ModelFiles
+
+from .model_server import ModelServer
+
+SMOL = model_entry("smollm2-135m-instruct")
+
+
+@pytest.fixture(scope="module")
+def gguf() -> bytes:
+    """A small real GGUF (SmolLM2-135M-Instruct, from its pinned PyPI package)."""
+    path = ModelFiles(Path("/nonexistent")).path_for(SMOL)
+    return path.read_bytes()
+
+
+@pytest.fixture
+def server(gguf: bytes) -> ModelServer:
+    with ModelServer({SMOL.file: gguf, "broken.gguf": gguf[: len(gguf) // 3] + b"\0" * 64}) as srv:
+        yield srv
+
+
+def by_revision(server: ModelServer, file: str = SMOL.file) -> ModelEntry:
+    """The test model as a pinned-by-revision manifest entry on the local 'hub'."""
+    return dataclasses.replace(SMOL, id="local-test", sha256="", packaged_in=None, repository="acme/smol",
+                               revision="0123456789abcdef0123456789abcdef01234567", file=file)
+
+
+def test_a_pinned_download_is_verified_and_lands_atomically(tmp_path: Path, server: ModelServer, gguf: bytes) -> None:
+    events = []
+    got = download(f"{server.url}/files/{SMOL.file}", tmp_path / SMOL.file, expected_sha256=SMOL.sha256,
+                   progress=events.append)
+    assert got.sha256 == SMOL.sha256 == hashlib.sha256(gguf).hexdigest() and got.resumed_from == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [SMOL.file]
+    assert events and events[-1].done == events[-1].total == len(gguf)
+    assert all(a.done <= b.done for a, b in zip(events, events[1:]))
+    assert events[-1].bytes_per_s > 0
+
+
+def test_pinned_by_revision_is_verified_against_the_hubs_hash_and_recorded(tmp_path: Path,
+                                                                          server: ModelServer) -> None:
+    files = ModelFiles(tmp_path, hub_url=server.url)
+    entry = by_revision(server)
+    assert entry.pinning == "revision" and files.status(entry).pinning == "pinned by revision"
+    got = files.download(entry)
+    assert got.hub_sha256 == SMOL.sha256
+    pins = json.loads((tmp_path / "pins.json").read_text())
+    assert pins["local-test"]["sha256"] == SMOL.sha256 and pins["local-test"]["revision"] == entry.revision
+    assert files.verify(entry) == tmp_path / SMOL.file
+    assert [r[0] for r in server.requests] == [f"/acme/smol/resolve/{entry.revision}/{SMOL.file}", f"/cdn/{SMOL.file}"]
+
+
+def test_a_hub_file_with_another_hash_is_refused_and_deleted(tmp_path: Path, server: ModelServer) -> None:
+    files = ModelFiles(tmp_path, hub_url=server.url)
+    entry = dataclasses.replace(by_revision(server), sha256="0" * 64)
+    with pytest.raises(ChecksumMismatch, match="the file was deleted"):
+        files.download(entry)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_download_resumes_with_a_range_request(tmp_path: Path, server: ModelServer,
+                                                              gguf: bytes) -> None:
+    target = tmp_path / SMOL.file
+    with pytest.raises(NetworkError, match="Run it again to resume"):
+        download(f"{server.url}/drop/{SMOL.file}", target, expected_sha256=SMOL.sha256)
+    part = target.with_name(target.name + ".part")
+    kept = part.stat().st_size
+    assert not target.exists() and 0 < kept < len(gguf)
+    got = download(f"{server.url}/files/{SMOL.file}", target, expected_sha256=SMOL.sha256)
+    assert got.resumed_from == kept
+    assert server.requests[-1] == (f"/files/{SMOL.file}", f"bytes={kept}-")
+    assert got.sha256 == SMOL.sha256 and not part.exists()
+
+
+def test_a_range_past_the_end_is_refused_and_the_partial_file_removed(tmp_path: Path, server: ModelServer,
+                                                                    gguf: bytes) -> None:
+    target = tmp_path / SMOL.file
+    target.with_name(target.name + ".part").write_bytes(gguf + b"extra")
+    with pytest.raises(ServerError, match="HTTP 416"):
+        download(f"{server.url}/files/{SMOL.file}", target, expected_sha256=SMOL.sha256)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("path", "error", "message"), [
+    ("/files/missing.gguf", ServerError, "was not found (HTTP 404)"),
+    ("/error/503", ServerError, "answered HTTP 503"),
+    ("/error/500", ServerError, "answered HTTP 500"),
+])
+def test_server_failures_have_their_own_message_and_leave_nothing(tmp_path: Path, server: ModelServer, path: str,
+                                                                  error: type, message: str) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        download(server.url + path, tmp_path / "m.gguf", expected_sha256=SMOL.sha256)
+    assert not (tmp_path / "m.gguf").exists()
+
+
+def test_a_wrong_file_is_deleted_not_kept(tmp_path: Path, server: ModelServer) -> None:
+    with pytest.raises(ChecksumMismatch, match="not the expected"):
+        download(f"{server.url}/files/broken.gguf", tmp_path / "m.gguf", expected_sha256=SMOL.sha256)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unreachable_hosts_are_a_network_error(tmp_path: Path) -> None:
+    with pytest.raises(NetworkError, match="broke off"):
+        download("http://127.0.0.1:9/m.gguf", tmp_path / "m.gguf", expected_sha256=None, timeout=2)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux) to run out of space for real")
+def test_a_full_disk_says_so(tmp_path: Path, server: ModelServer) -> None:
+    def full(path: Path, mode: str):  # the OS's own always-full device at the file seam
+        return open("/dev/full", "wb", buffering=0)  # noqa: SIM115
+
+    with pytest.raises(DiskFull, match="No space left"):
+        download(f"{server.url}/files/{SMOL.file}", tmp_path / SMOL.file, expected_sha256=SMOL.sha256, sink=full)
+    assert not (tmp_path / SMOL.file).exists()
+
+
+def test_a_proxy_from_the_environment_is_used(tmp_path: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    got = download(f"http://models.example.invalid/files/{SMOL.file}", tmp_path / SMOL.file,
+                   expected_sha256=SMOL.sha256)
+    assert got.sha256 == SMOL.sha256
+    assert server.proxied == [f"http://models.example.invalid/files/{SMOL.file}"]
+
+
+def test_custom_models_download_unverified_and_say_so(tmp_path: Path, server: ModelServer) -> None:
+    entry = resolve_model(f"{server.url}/files/{SMOL.file}")
+    files = ModelFiles(tmp_path)
+    assert entry.pinning == "none" and entry.custom
+    got = files.download(entry)
+    assert got.path.exists()
+    assert files.status(entry).pinning == "unverified" and "without verification" in files.status(entry).note
+    assert files.verify(entry) == got.path
+    assert files.remove(entry) and not got.path.exists()
+
+
+def test_model_specs_are_resolved_or_refused(tmp_path: Path) -> None:
+    assert resolve_model("qwen3.5-4b").pinning == "revision"
+    hub = resolve_model("owner/repo/sub/model.Q4.gguf")
+    assert (hub.repository, hub.file, hub.revision) == ("owner/repo", "model.Q4.gguf", "main")
+    local = tmp_path / "mine.gguf"
+    local.write_bytes(b"GGUF")
+    assert resolve_model(str(local)).local_path == str(local.resolve())
+    with pytest.raises(ModelError, match="names no model"):
+        resolve_model("not a model")
+
+
+def test_a_missing_or_unverified_model_is_never_loaded(tmp_path: Path, server: ModelServer, gguf: bytes) -> None:
+    files = ModelFiles(tmp_path, hub_url=server.url)
+    entry = by_revision(server)
+    with pytest.raises(ModelError, match="engram models download local-test"):
+        files.verify(entry)
+    (tmp_path / SMOL.file).write_bytes(gguf)  # copied by hand: never verified against the hub
+    with pytest.raises(ModelError, match="never verified"):
+        files.verify(entry)
+
+
+def test_cli_downloads_with_progress_and_lists_the_pinning(tmp_path: Path, server: ModelServer) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(ENGRAM_DATA_DIR=str(tmp_path / "data"), ENGRAM_CONFIG_DIR=str(tmp_path / "cfg"))
+    url = f"{server.url}/files/{SMOL.file}"
+    out = subprocess.run([sys.executable, "-m", "engram.app", "models", "download", url], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "is UNVERIFIED (custom model)" in out.stdout
+    assert " MB/s" in out.stderr and "MB" in out.stderr.splitlines()[-1]
+    listing = subprocess.run([sys.executable, "-m", "engram.app", "models", "list"], env=env, capture_output=True,
+                             text=True, timeout=60)
+    lines = {line.split()[0]: line for line in listing.stdout.splitlines()[1:]}
+    assert "pinned by revision" in lines["qwen3.5-4b"] and "pinned by hash" in lines["all-minilm-l6-v2"]
+    missing = subprocess.run([sys.executable, "-m", "engram.app", "models", "verify", "qwen3.5-4b"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 1 and "engram models download qwen3.5-4b" in missing.stderr

@@ -1,0 +1,128 @@
+"""The model runtime with a small real model (SmolLM2-135M): shared loads, streaming, deadlines, JSON output."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engram.core.errors import ModelError
+from engram.core.manifest import model_entry
+from engram.core.models.files import ModelFiles
+from engram.core.models.generation import DeadlineExceeded, render_chat_template
+from engram.core.models.pool import ModelPool
+
+SMOL = ModelFiles(Path("/nonexistent")).path_for(model_entry("smollm2-135m-instruct"))
+ASK = [{"role": "user", "content": "Write a long story about a lighthouse keeper."}]
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[ModelPool]:
+    models = ModelPool(threads=2)
+    yield models
+    models.close()
+
+
+def test_roles_share_one_load_per_configuration(pool: ModelPool) -> None:
+    tagger = pool.get("tagger", SMOL, n_ctx=1024)
+    planner = pool.get("planner", SMOL, n_ctx=1024)
+    assert tagger is planner
+    assert pool.loaded() == {(str(SMOL), 1024, 0): ["planner", "tagger"]}
+    bigger = pool.get("tagger", SMOL, n_ctx=2048)
+    assert bigger is not tagger and (str(SMOL), 1024, 0) in pool.loaded(), "still used by the planner"
+    pool.get("planner", SMOL, n_ctx=2048)
+    assert pool.loaded() == {(str(SMOL), 2048, 0): ["planner", "tagger"]}, "the unused load was released"
+    pool.release("planner")
+    pool.release("tagger")
+    assert pool.loaded() == {}
+
+
+def test_a_completion_streams_to_a_natural_stop(pool: ModelPool) -> None:
+    model = pool.get("chat", SMOL, n_ctx=1024)
+    out = model.complete([{"role": "user", "content": "Say hello."}], deadline=time.monotonic() + 60, max_tokens=64)
+    assert out.text.strip() and out.stopped in ("stop", "length") and out.tokens > 0 and out.prompt_tokens > 5
+    assert out.first_token_s is not None and out.first_token_s <= out.seconds
+
+
+def test_json_schema_output_always_parses(pool: ModelPool) -> None:
+    model = pool.get("chat", SMOL, n_ctx=1024)
+    schema = {"type": "object", "properties": {"colour": {"type": "string", "maxLength": 20},
+                                               "count": {"type": "integer"}},
+              "required": ["colour", "count"], "additionalProperties": False}
+    out = model.complete([{"role": "user", "content": "Name a colour and a number as JSON."}],
+                         deadline=time.monotonic() + 60, max_tokens=80, json_schema=schema)
+    data = json.loads(out.text)
+    assert set(data) == {"colour", "count"} and isinstance(data["count"], int)
+
+
+def test_generation_stops_at_the_deadline(pool: ModelPool) -> None:
+    model = pool.get("chat", SMOL, n_ctx=1024)
+    started = time.monotonic()
+    out = model.complete(ASK, deadline=started + 0.4, max_tokens=400)
+    assert out.stopped == "deadline" and 0 < out.tokens < 400
+    assert time.monotonic() - started < 0.4 + 0.3, "stops at the next token past the deadline"
+
+
+def test_a_passed_deadline_never_starts(pool: ModelPool) -> None:
+    model = pool.get("chat", SMOL, n_ctx=1024)
+    with pytest.raises(DeadlineExceeded, match="before the model was asked"):
+        model.complete(ASK, deadline=time.monotonic() - 1, max_tokens=10)
+
+
+def test_waiting_for_the_model_counts_against_the_deadline(pool: ModelPool) -> None:
+    model = pool.get("chat", SMOL, n_ctx=1024)
+    started = threading.Event()
+    long: list = []
+
+    def busy() -> None:
+        started.set()
+        long.append(model.complete(ASK, deadline=time.monotonic() + 3.0, max_tokens=400))
+
+    worker = threading.Thread(target=busy)
+    worker.start()
+    started.wait(timeout=10)
+    time.sleep(0.05)  # let the long request take the model's worker
+    t0 = time.monotonic()
+    with pytest.raises(DeadlineExceeded):
+        model.complete(ASK, deadline=t0 + 0.3, max_tokens=10)
+    assert time.monotonic() - t0 < 1.5, "the caller is not held past its deadline"
+    worker.join(timeout=30)
+    assert long and long[0].tokens > 0, "the running request is unaffected"
+
+
+def test_chat_templates_render_with_thinking_off() -> None:
+    template = ("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+                "{% if add_generation_prompt %}<assistant>{% if enable_thinking is defined and not enable_thinking %}"
+                "<no-think>{% endif %}{% endif %}")
+    assert render_chat_template(template, [{"role": "user", "content": "hi"}]) == "<user>hi<assistant><no-think>"
+    with pytest.raises(ModelError, match="does not render"):
+        render_chat_template("{{ raise_exception('only user and assistant roles') }}", [])
+
+
+def test_a_model_without_a_chat_template_fails_at_load(model_file: Path) -> None:
+    models = ModelPool(threads=1)
+    with pytest.raises(ModelError, match="has no chat template"):
+        models.get("chat", model_file, n_ctx=256)
+    assert models.loaded() == {}
+    models.close()
+
+
+class GpuShyPool(ModelPool):
+    """A pool whose loads with GPU layers fail as an out-of-memory GPU would (the seam is the loader)."""
+
+    def _open(self, path: str, n_ctx: int, gpu_layers: int) -> object:
+        if gpu_layers:
+            raise ModelError("ggml_backend_cuda_buffer_type_alloc_buffer: out of memory")
+        return super()._open(path, n_ctx, gpu_layers)
+
+
+def test_a_gpu_that_cannot_load_the_model_leaves_it_on_the_cpu_with_a_note(capsys: pytest.CaptureFixture) -> None:
+    models = GpuShyPool(threads=2)
+    model = models.get("chat", SMOL, n_ctx=512, gpu_layers=99)
+    assert "runs on the CPU" in model.note and "out of memory" in model.note
+    assert "engram: note: the GPU could not load" in capsys.readouterr().err
+    models.close()

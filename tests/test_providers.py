@@ -1,0 +1,136 @@
+"""Providers: the local-inference rule, an OpenAI-compatible server over real HTTP, keys from the keyring."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import keyring
+import pytest
+from keyring.backend import KeyringBackend
+
+from engram.core.errors import ModelError
+from engram.core.models.generation import DeadlineExceeded
+from engram.core.models.providers import OpenAICompatibleProvider, api_key, is_local_inference, is_loopback
+
+
+class MemoryKeyring(KeyringBackend):
+    """An in-memory keyring for tests (never the user's real one)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.items.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.items[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.items.pop((service, username), None)
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    ring = MemoryKeyring()
+    keyring.set_keyring(ring)
+    yield ring
+    keyring.set_keyring(previous)
+
+
+@pytest.mark.parametrize(("provider", "url", "local"), [
+    ("local", "", True),
+    ("ollama", "", True),
+    ("ollama", "http://localhost:11434", True),
+    ("ollama", "http://127.8.0.1:11434", True),
+    ("vllm", "http://[::1]:8000", True),
+    ("ollama", "http://192.168.1.20:11434", False),
+    ("vllm", "http://gpu-box.lan:8000", False),
+    ("openai", "http://127.0.0.1:8000", False),
+    ("anthropic", "", False),
+])
+def test_the_local_inference_rule(provider: str, url: str, local: bool) -> None:
+    assert is_local_inference(provider, url) is local
+
+
+def test_loopback_hosts() -> None:
+    assert is_loopback("http://127.0.0.1:1") and is_loopback("http://LOCALHOST") and not is_loopback("http://10.0.0.1")
+
+
+class FakeOpenAI:
+    """An OpenAI-compatible chat-completions endpoint on a real local port."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.bodies: list[dict] = []
+        self.headers: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.bodies.append(body)
+                fake.headers.append(dict(self.headers))
+                time.sleep(delay)
+                reply = json.dumps({"choices": [{"message": {"content": '{"answer": "ok"}'}, "finish_reason": "stop"}],
+                                    "usage": {"prompt_tokens": 12, "completion_tokens": 5}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_openai_compatible_server_answers_with_json_schema_output() -> None:
+    fake = FakeOpenAI()
+    try:
+        provider = OpenAICompatibleProvider("ollama", fake.url, "qwen3.5:4b")
+        out = provider.complete([{"role": "user", "content": "hi"}], deadline=time.monotonic() + 10,
+                                json_schema={"type": "object"})
+    finally:
+        fake.close()
+    assert provider.local and json.loads(out.text) == {"answer": "ok"} and out.tokens == 5
+    assert fake.bodies[0]["response_format"]["json_schema"]["schema"] == {"type": "object"}
+    assert fake.bodies[0]["model"] == "qwen3.5:4b"
+
+
+def test_the_time_left_is_the_http_timeout() -> None:
+    fake = FakeOpenAI(delay=2.0)
+    try:
+        provider = OpenAICompatibleProvider("vllm", fake.url, "m")
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceeded):
+            provider.complete([{"role": "user", "content": "hi"}], deadline=started + 0.3)
+        assert time.monotonic() - started < 1.5
+    finally:
+        fake.close()
+
+
+def test_api_keys_come_from_the_keyring(memory_keyring: MemoryKeyring) -> None:
+    with pytest.raises(ModelError, match="No API key for openai"):
+        api_key("openai")
+    keyring.set_password("engram", "openai", "sk-test")
+    assert api_key("openai") == "sk-test"
+    fake = FakeOpenAI()
+    try:
+        OpenAICompatibleProvider("openai", fake.url, "gpt", key=api_key("openai")).complete(
+            [{"role": "user", "content": "hi"}], deadline=time.monotonic() + 10)
+    finally:
+        fake.close()
+    assert fake.headers[0]["Authorization"] == "Bearer sk-test"
