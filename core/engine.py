@@ -8,6 +8,7 @@ the row function run against one workspace, its result rendered as text.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 from collections.abc import Callable
@@ -20,7 +21,12 @@ from pydantic import BaseModel, ValidationError
 from .embedding import Embedder
 from .errors import EngramError, InvalidArgument, ModelError, WorkspaceError
 from .ingest.pipeline import IngestProgress
-from .manifest import model_entry
+from .manifest import model_entry, resolve_model
+from .models.backend import BuildChoice, choose_build
+from .models.files import ModelFiles, total_memory_mb
+from .models.gpu import Gpu, choose, detect
+from .models.pool import ModelPool
+from .models.providers import DEFAULT_URLS, AnthropicProvider, LocalProvider, OpenAICompatibleProvider, Provider, api_key
 from .paths import Paths
 from .settings import Settings, is_workspace_name
 from .store import WorkspaceStore, Writer
@@ -50,11 +56,12 @@ class ToolOutput:
 class Engine:
     """Stores, models and tools of one data folder. Thread-safe; call ``close`` when done."""
 
-    def __init__(self, paths: Paths, settings: Settings, *, embedder: Embedder | None = None) -> None:
+    def __init__(self, paths: Paths, settings: Settings, *, embedder: Embedder | None = None,
+                 generator: Provider | None = None) -> None:
         """Open the engine. Nothing is loaded or created until a tool needs it.
 
-        ``embedder`` replaces the bundled model (tests use this seam); without it the model named by
-        ``settings.embed.model`` is built/verified and loaded on first use.
+        ``embedder`` replaces the bundled model and ``generator`` the helper model (the seams tests use);
+        without them the models named by settings are verified and loaded on first use.
         """
         self.paths = paths
         self.settings = settings
@@ -67,6 +74,9 @@ class Engine:
         self._embed_lock = threading.Lock()
         self._listeners: list[Listener] = []
         self._closed = False
+        self._gpus: list[Gpu] | None = None
+        self._pool: ModelPool | None = None
+        self._generator = generator
 
     # ------------------------------------------------------------------- events
 
@@ -179,6 +189,61 @@ class Engine:
         store = self.store(workspace, create=create)
         return Scope(store.name, store, self)
 
+    # ------------------------------------------------------------ generation models
+
+    def model_files(self) -> ModelFiles:
+        """The model files of this data folder (status, verify, download, remove)."""
+        return ModelFiles(self.paths.models_dir, self.settings.model.hub_url)
+
+    def gpus(self) -> list[Gpu]:
+        """The GPUs this computer reports (detected once per engine)."""
+        with self._embed_lock:
+            if self._gpus is None:
+                self._gpus = detect(system_memory_mb=total_memory_mb())
+            return self._gpus
+
+    def device_plan(self) -> tuple[Gpu | None, BuildChoice, int, str]:
+        """(the chosen GPU, the fitting llama.cpp build, GPU layers to offload, a note when they differ)."""
+        import llama_cpp
+
+        gpu = choose(self.gpus(), self.settings.model.gpu_device)
+        build = choose_build(gpu)
+        if gpu is None:
+            return None, build, 0, ""
+        if not llama_cpp.llama_supports_gpu_offload():
+            return gpu, build, 0, (f"{gpu.name} found, but this llama.cpp build runs on the CPU only; "
+                                   f"`engram bootstrap` installs the {build.backend} build")
+        layers = self.settings.tagger.local.n_gpu_layers
+        return gpu, build, (1000 if layers < 0 else layers), ""
+
+    def model_pool(self) -> ModelPool:
+        with self._embed_lock:
+            if self._pool is None:
+                self._pool = ModelPool(threads=self.settings.tagger.local.threads)
+            return self._pool
+
+    def provider(self, role: str = "helper") -> Provider:
+        """Where the helper model runs for ``role``, per ``tagger.llm_provider``. Never downloads a model.
+
+        Raises:
+            ModelError: the local model is missing or unverified (the message says how to get it), it
+                cannot be loaded, or a remote provider lacks its API key.
+        """
+        cfg = self.settings.tagger
+        if self._generator is not None:
+            return self._generator
+        if cfg.llm_provider == "local":
+            entry = resolve_model(self.settings.model.chat_large if role == "chat-large" else cfg.local.model)
+            path = self.model_files().verify(entry)
+            _, _, layers, _ = self.device_plan()
+            return LocalProvider(self.model_pool().get(role, path, n_ctx=cfg.local.n_ctx, gpu_layers=layers))
+        if cfg.llm_provider == "anthropic":
+            return AnthropicProvider(cfg.remote_model or "claude-sonnet-4-5", api_key("anthropic"),
+                                     base_url=cfg.base_url or DEFAULT_URLS["anthropic"])
+        key = api_key(cfg.llm_provider) if cfg.llm_provider == "openai" else None
+        return OpenAICompatibleProvider(cfg.llm_provider, cfg.base_url or DEFAULT_URLS[cfg.llm_provider],
+                                        cfg.remote_model, key)
+
     # -------------------------------------------------------------------- tools
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None) -> ToolOutput:
@@ -196,11 +261,13 @@ class Engine:
         values = call.model_dump(exclude={"workspace", "max_chars"}, exclude_unset=True)
         spec = TOOLS[tool]
         scope = self.scope(getattr(call, "workspace"), create=spec.write)
-        result = spec.rows(scope, **values)
         if "max_chars" in call.model_fields_set:
             max_chars = getattr(call, "max_chars")
         else:
             max_chars = self.settings.search.max_chars if spec.budgeted else MAX_CHARS_CEILING
+        if "max_chars" in inspect.signature(spec.rows).parameters:
+            values["max_chars"] = max_chars  # the row function sizes its own output (recall's answer)
+        result = spec.rows(scope, **values)
         return ToolOutput(tool, scope.workspace, result, spec.render(result, max_chars))
 
     def context_pack(self, request: PackRequest | dict[str, Any], workspace: str = "",
@@ -233,6 +300,8 @@ class Engine:
         self.writer.close()
         if self._embedder is not None and self._owns_embedder:
             self._embedder.close()
+        if self._pool is not None:
+            self._pool.close()
 
     def __enter__(self) -> Engine:
         return self

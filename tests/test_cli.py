@@ -51,7 +51,7 @@ def test_json_output_is_one_document(env: dict[str, str]) -> None:
     assert doc["tool"] == "store" and doc["result"]["kind"] == "note" and doc["chars"] == len(doc["text"])
     found = json.loads(engram(env, "search", "tabs or spaces", "--json").stdout)
     hit = found["result"]["hits"][0]
-    assert hit["id"] == doc["result"]["id"] and hit["tags"] == ["style"] and hit["channels"]
+    assert hit["id"] == doc["result"]["id"] and hit["tags"] == ["style", "kind:note"] and hit["channels"]
     assert isinstance(hit["score"], float) and found["chars"] == len(found["text"])
 
 

@@ -130,7 +130,13 @@ def test_orientation_formats() -> None:
                        predicates=[CountedName(name="uses", count=2)])
     device = DeviceContext(os="Linux 6.1", machine="x86_64", python="3.11.7", cpu_count=2, memory_total_mb=24000,
                            llama_cpp="0.3.36", gpu_offload=False, system_info="CPU : AVX2 = 1", embed_model="all-minilm-l6-v2",
-                           embed_threads=2, data_dir="/home/ada/.local/share/engram")
+                           embed_threads=2, data_dir="/home/ada/.local/share/engram",
+                           gpus=["[0] NVIDIA GeForce RTX 3060 (12,288 MB, discrete, nvidia-smi)"],
+                           gpu_choice="NVIDIA GeForce RTX 3060 (0 layers)", build="vulkan",
+                           build_reason="NVIDIA GeForce RTX 3060 on Linux x86-64",
+                           backend_devices=["CPU (cpu, 24,000 MB)"],
+                           note="NVIDIA GeForce RTX 3060 found, but this llama.cpp build runs on the CPU only; "
+                                "`engram bootstrap` installs the vulkan build")
     wake = WakeUp(workspace="default", project=None, memories=1204, sources=88,
                   projects=[ProjectCount(project="django", memories=1200, sources=88)],
                   recent=[Memory(**memory(0, kind="note", type="decision", source="", content="Use LanceDB. " * 20))],

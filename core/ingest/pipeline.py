@@ -137,9 +137,12 @@ def ingest_path(store: WorkspaceStore, writer: Writer, embedder: Embedder, targe
     return report
 
 
+ChunkTagger = Callable[[list[str]], list[list[str]]]
+
+
 def _write_batch(store: WorkspaceStore, writer: Writer, embedder: Embedder, batch: Sequence[_Pending], *,
                  project: str, kind: str, root: str, tags: Sequence[str], settings: IngestSettings,
-                 title: str = "") -> int:
+                 title: str = "", tagger: ChunkTagger | None = None) -> int:
     now = datetime.now(timezone.utc)
     per_source = []
     texts: list[str] = []
@@ -158,7 +161,8 @@ def _write_batch(store: WorkspaceStore, writer: Writer, embedder: Embedder, batc
     offset = 0
     for item, fmt, chunks in per_source:
         rows, edges = chunk_rows(source=item.source, project=project, kind=kind, fmt=fmt, tags=tags, chunks=chunks,
-                                 vectors=vectors[offset:offset + len(chunks)], now=now)
+                                 vectors=vectors[offset:offset + len(chunks)], now=now,
+                                 chunk_tags=tagger([c.content for c in chunks]) if tagger else None)
         offset += len(chunks)
         memory_rows.extend(rows)
         edge_rows.extend(edges)
@@ -173,14 +177,14 @@ def _write_batch(store: WorkspaceStore, writer: Writer, embedder: Embedder, batc
 
 
 def ingest_text(store: WorkspaceStore, writer: Writer, embedder: Embedder, *, source: str, title: str, text: str,
-                project: str, tags: Sequence[str], settings: IngestSettings) -> int:
+                project: str, tags: Sequence[str], settings: IngestSettings, tagger: ChunkTagger | None = None) -> int:
     """Ingest inline ``text`` as the source ``source`` (replacing an earlier text of that source).
 
-    Returns the number of chunks written.
+    Returns the number of chunks written. ``tagger`` adds tags to each chunk (the model's classification).
 
     Raises:
         ModelError: the embedding model failed. StoreError: the store refused the write.
     """
     item = _Pending(None, source, text.replace("\r\n", "\n"), sha256_text(text))
     return _write_batch(store, writer, embedder, [item], project=project, kind="content", root="", tags=tags,
-                        settings=settings, title=title)
+                        settings=settings, title=title, tagger=tagger)

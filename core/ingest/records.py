@@ -13,6 +13,7 @@ import numpy as np
 from ..store.schema import ENTITY_PREFIX, SOURCE_PREFIX
 from .chunking import Chunk
 from .entities import extract_entities
+from .tagging import deterministic_tags
 
 ID_LENGTH = 12
 RELATION_WEIGHTS = {"next": 1.0, "mentions": 1.0, "part_of": 0.5}
@@ -50,13 +51,20 @@ def mention_edges(memory_id: str, text: str, origin: str) -> list[dict[str, Any]
 
 
 def chunk_rows(*, source: str, project: str, kind: str, fmt: str, tags: Sequence[str], chunks: Sequence[Chunk],
-               vectors: np.ndarray, now: datetime) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Memory rows and edges (sequence, part-of, mentions) for the chunks of one source."""
+               vectors: np.ndarray, now: datetime, chunk_tags: Sequence[Sequence[str]] | None = None,
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Memory rows and edges (sequence, part-of, mentions) for the chunks of one source.
+
+    ``chunk_tags`` adds tags per chunk (e.g. a model's topics), in chunk order.
+    """
     rows, edges = [], []
     ids = [chunk_id(source, c.index, c.content) for c in chunks]
-    for chunk, mid, vector in zip(chunks, ids, vectors):
+    all_tags = list(dict.fromkeys([*tags, *deterministic_tags(kind, fmt, source)]))
+    for n, (chunk, mid, vector) in enumerate(zip(chunks, ids, vectors)):
+        extra = list(chunk_tags[n]) if chunk_tags is not None and n < len(chunk_tags) else []
         rows.append({
-            "id": mid, "project": project, "source": source, "kind": kind, "type": fmt, "tags": list(tags),
+            "id": mid, "project": project, "source": source, "kind": kind, "type": fmt,
+            "tags": list(dict.fromkeys([*all_tags, *extra])),
             "title": chunk.title, "content": chunk.content, "vector": vector, "created_at": now, "updated_at": now,
             "content_hash": content_hash(chunk.content), "chunk_index": chunk.index,
             "start_line": chunk.start_line, "end_line": chunk.end_line,
@@ -71,7 +79,8 @@ def note_row(*, memory_id: str, project: str, kind: str, type_: str, tags: Seque
              vector: np.ndarray, now: datetime, source: str = "") -> dict[str, Any]:
     """The memory row of a note or conversation exchange."""
     return {
-        "id": memory_id, "project": project, "source": source, "kind": kind, "type": type_, "tags": list(tags),
+        "id": memory_id, "project": project, "source": source, "kind": kind, "type": type_,
+        "tags": list(dict.fromkeys([*tags, *deterministic_tags(kind)])),
         "title": title, "content": content, "vector": vector, "created_at": now, "updated_at": now,
         "content_hash": content_hash(content), "chunk_index": 0, "start_line": 0, "end_line": 0,
     }

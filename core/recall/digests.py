@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
 from typing import Any
@@ -97,11 +98,42 @@ def ensure_digests(scope: Any) -> None:
     store = scope.store
     versions = (store.memories.version, store.sources.version, store.edges.version)
     if _refreshed.get(id(store)) != versions:
-        refresh_digests(store, scope.writer)
+        refresh_digests(store, scope.writer, summarize=model_summarizer(scope.engine))
         _refreshed[id(store)] = (store.memories.version, store.sources.version, store.edges.version)
 
 
-def refresh_digests(store: WorkspaceStore, writer: Writer) -> dict[str, int]:
+Summarize = Callable[[str, str], "str | None"]
+SUMMARY_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["summary"],
+                  "properties": {"summary": {"type": "string", "maxLength": 500}}}
+
+
+def model_summarizer(engine: Any, seconds: float = 30.0) -> Summarize | None:
+    """With ``summarizer.enabled``, a function asking the helper model for a source's summary (None otherwise)."""
+    if not engine.settings.summarizer.enabled:
+        return None
+
+    def summarize(title: str, text: str) -> str | None:
+        import json
+        import time
+
+        from ..errors import EngramError
+        from ..models.redact import redact
+
+        try:
+            provider = engine.provider("summarizer")
+            out = provider.complete(
+                [{"role": "system", "content": "Summarise the document in at most three sentences: what it is about "
+                                               "and what it is for. Reply with JSON."},
+                 {"role": "user", "content": f"{title}\n\n{redact(text[:6000]).text}"}],
+                deadline=time.monotonic() + seconds, max_tokens=200, json_schema=SUMMARY_SCHEMA)
+            return str(json.loads(out.text)["summary"]).strip() or None
+        except (EngramError, ValueError, KeyError, TypeError):
+            return None
+
+    return summarize
+
+
+def refresh_digests(store: WorkspaceStore, writer: Writer, summarize: Summarize | None = None) -> dict[str, int]:
     """Bring every digest of ``store`` up to date; returns how many were rewritten per level.
 
     Raises:
@@ -126,9 +158,20 @@ def refresh_digests(store: WorkspaceStore, writer: Writer) -> dict[str, int]:
 
     sources = store.scan(store.sources, None)
     outlines = _outlines(store)
+
+    def source_digest(src: dict[str, Any]) -> str:
+        extractive = _compose_source(src, outlines.get(src["source"], []))
+        if summarize is None:
+            return extractive
+        chunks = sorted(store.scan(store.memories, f"source = {sql.quote(src['source'])}", ["content", "chunk_index"]),
+                        key=lambda r: r["chunk_index"])
+        written = summarize(_name(src["source"]), "\n".join(c["content"] for c in chunks))
+        return f"{written}\n{extractive.split(chr(10), 1)[1]}" if written and "\n" in extractive else (
+            written or extractive)
+
     for src in sources:
-        emit("source", src["source"], src["project"], _name(src["source"]), [src["content_hash"]],
-             lambda src=src: _compose_source(src, outlines.get(src["source"], [])))
+        emit("source", src["source"], src["project"], _name(src["source"]),
+             [src["content_hash"], "model" if summarize else "extractive"], lambda src=src: source_digest(src))
 
     mentions = store.scan(store.edges, "relation = 'mentions'", ["src", "dst"])
     by_entity: dict[str, list[str]] = defaultdict(list)

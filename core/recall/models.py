@@ -43,7 +43,12 @@ class Evidence(BaseModel):
 class RecallResult(BaseModel):
     question: str
     planned: bool = Field(description="Whether a plan ran; without one, `search` holds the plain search.")
+    plan_source: Literal["caller", "model", "question", "none"] = "none"
     steps: list[StepReport] = Field(default_factory=list)
     items: list[Evidence] = Field(default_factory=list)
     search: SearchResult | None = None
+    answer: str | None = Field(None, description="The local model's cited answer, when one passed the citation check.")
+    cited: list[int] = Field(default_factory=list, description="Evidence numbers the answer cites.")
+    notes: list[str] = Field(default_factory=list)
+    model: dict[str, Any] = Field(default_factory=dict, description="Model timings: plan_s, answer_s, dropped_steps.")
     seconds: float = 0.0

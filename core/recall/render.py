@@ -65,10 +65,17 @@ def _block(item: Evidence) -> Block:
 
 
 def format_recall(result: RecallResult, max_chars: int) -> str:
+    notes = list(result.notes)
     if not result.planned:
         assert result.search is not None
-        return format_search(result.search, max_chars)
+        if not notes:
+            return format_search(result.search, max_chars)
+        head = "\n".join(notes)
+        return head + "\n\n" + format_search(result.search, max(1200, max_chars - len(head) - 2))[
+            : max_chars - len(head) - 2]
     lines = [step_line(r) for r in result.steps]
+    if result.answer is not None:
+        return _condensed(result, lines, notes, max_chars)
 
     def footer(shown: int, total: int) -> str:
         if total == 0:
@@ -77,5 +84,34 @@ def format_recall(result: RecallResult, max_chars: int) -> str:
         return f"— {shown} of {total} results shown" + (f"; {hidden} not shown (raise max_chars)" if hidden else "")
 
     queries = " ".join([result.question] + [str(r.args.get("query", "")) for r in result.steps])
-    return render_blocks([_block(i) for i in result.items], max_chars, top=lines, terms=query_terms(queries),
+    return render_blocks([_block(i) for i in result.items], max_chars, top=lines + notes, terms=query_terms(queries),
                          footer=footer)
+
+
+def _condensed(result: RecallResult, lines: list[str], notes: list[str], max_chars: int) -> str:
+    """Plan, the cited answer, the meta lines of the cited evidence, and the keys of the rest."""
+    from .assist import VERIFY
+
+    cited = [(n, result.items[n - 1]) for n in result.cited if 0 < n <= len(result.items)]
+    cited_lines = [f"[{n}] {_block(item).meta}" for n, item in cited]
+    rest = [item.key for n, item in enumerate(result.items, start=1) if n not in result.cited]
+    head = "\n".join(lines + notes)
+    fixed = [head, "answer:", "", VERIFY, "cited evidence:\n" + "\n".join(cited_lines)]
+    room = max_chars - len("\n\n".join(fixed)) - 80
+    answer = result.answer or ""
+    if len(answer) > room:
+        answer = answer[: max(0, room - 1)].rstrip() + "…"
+    parts = [head, f"answer:\n{answer}", VERIFY, "cited evidence:\n" + "\n".join(cited_lines)]
+    used = len("\n\n".join(parts))
+    shown_keys: list[str] = []
+    for key in rest:
+        if used + len(key) + 40 > max_chars:
+            break
+        shown_keys.append(key)
+        used += len(key) + 2
+    hidden = len(rest) - len(shown_keys)
+    if rest:
+        parts.append("other evidence (expand with get_memory / file_summary / kg_query): " + ", ".join(shown_keys)
+                     + (f" … and {hidden} more" if hidden else ""))
+    out = "\n\n".join(p for p in parts if p)
+    return out if len(out) <= max_chars else out[: max_chars - 1] + "…"

@@ -19,8 +19,10 @@ from ..tools import reads
 from ..tools.registry import TOOLS
 from ..tools.results import FactList, FileChunks, MemoryList, NeighborList, SearchResult, SourceInfo, SourceList
 from ..tools.scope import Scope
+from . import assist
 from .models import Evidence, RecallResult, StepReport
 from .plan import PlanStep, Step, validate_plan
+from .render import format_recall
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +112,13 @@ def run_plan(scope: Scope, steps: list[Step], *, concurrent: bool = True) -> tup
     return [reports[s.number] for s in steps], by_source_first(merged)
 
 
+def _projects(scope: Scope) -> list[str]:
+    store = scope.store
+    names = {r["project"] for r in store.scan(store.sources, None, ["project"])}
+    names |= {r["project"] for r in store.scan(store.memories, "kind IN ('note', 'exchange')", ["project"])}
+    return sorted(names)
+
+
 def recall(
     scope: Scope,
     question: Annotated[str, Field(min_length=1, max_length=4000, description="The whole question, in plain words.")],
@@ -117,14 +126,34 @@ def recall(
         "Up to 8 reads run at once, e.g. [{\"tool\": \"search\", \"args\": {\"query\": \"…\"}}]. "
         "Without a plan the question is searched."))] = None,
     condense: Annotated[bool, Field(description="Condense into a cited answer when local inference is on.")] = True,
+    max_chars: int = 4000,
 ) -> RecallResult:
     """Answer a multi-part question in one call: several reads, merged, under one budget."""
     started = time.perf_counter()
-    if not plan:
-        found = reads.search(scope, query=question)
-        return RecallResult(question=question, planned=False, search=found,
-                            seconds=round(time.perf_counter() - started, 4))
-    steps = validate_plan(plan)
+    path = assist.gate(scope.engine)
+    if path.provider is None:
+        if not plan:
+            found = reads.search(scope, query=question)
+            return RecallResult(question=question, planned=False, search=found, notes=path.notes,
+                                seconds=round(time.perf_counter() - started, 4))
+        steps = validate_plan(plan)
+        reports, items = run_plan(scope, steps)
+        return RecallResult(question=question, planned=True, plan_source="caller", steps=reports, items=items,
+                            notes=path.notes, seconds=round(time.perf_counter() - started, 4))
+
+    deadline = time.monotonic() + scope.settings.recall.llm_timeout_sec
+    if plan:
+        steps, source = validate_plan(plan), "caller"
+    else:
+        proposed = assist.plan(path.provider, question, _projects(scope), deadline, path)
+        raw = [{"tool": "search", "args": {"query": question}}, *proposed][:8]
+        steps, source = validate_plan(raw), ("model" if proposed else "question")
     reports, items = run_plan(scope, steps)
-    return RecallResult(question=question, planned=True, steps=reports, items=items,
-                        seconds=round(time.perf_counter() - started, 4))
+    result = RecallResult(question=question, planned=True, plan_source=source, steps=reports, items=items)
+    if condense:
+        evidence = format_recall(result, max_chars)  # exactly what the caller would otherwise receive
+        result.answer, result.cited = assist.answer(path.provider, question, evidence, deadline, path)
+    result.notes = path.notes
+    result.model = {"plan_s": path.plan_seconds, "answer_s": path.answer_seconds, "dropped_steps": path.dropped_steps}
+    result.seconds = round(time.perf_counter() - started, 4)
+    return result

@@ -51,8 +51,9 @@ def memory_meta(memory: Memory, *extra: str) -> str:
     """The first line of a memory block: id, project, source:lines, kind/type, date, then ``extra``."""
     parts = [memory.id, memory.project, where(memory), f"{memory.kind}/{memory.type}", _date(memory.updated_at)]
     parts = [p for p in parts if p]
-    if memory.tags:
-        parts.append(" ".join("#" + t for t in memory.tags))
+    shown = [t for t in memory.tags if ":" not in t]  # namespaced tags (kind:, lang:, layer:, topic:) stay unprinted
+    if shown:
+        parts.append(" ".join("#" + t for t in shown))
     return SEP.join([*parts, *[e for e in extra if e]])
 
 
@@ -172,6 +173,7 @@ def format_status(s: WorkspaceStatus, max_chars: int) -> str:
         "embedding model: " + s.embed_model + (" (loaded)" if s.embed_ready else " (not loaded yet)")
         + (f" — {s.embed_note}" if s.embed_note else ""),
         "indexes: " + (", ".join(s.indexes) or "none yet (built after the first ingest)"),
+        *([f"local inference for recall: {s.local_inference}"] if s.local_inference else []),
         f"folder: {s.folder}",
     ]
     if len(s.workspaces) > 1:
@@ -187,7 +189,13 @@ def format_device(d: DeviceContext, max_chars: int) -> str:
         f"python {d.python}, llama-cpp-python {d.llama_cpp}, GPU offload {'available' if d.gpu_offload else 'not in this build'}",
         f"llama.cpp: {d.system_info}",
         f"embedding: {d.embed_model} on {d.embed_threads} threads; data in {d.data_dir}",
+        "GPUs: " + ("; ".join(d.gpus) or "none found"),
+        f"generation runs on: {d.gpu_choice}; fitting llama.cpp build: {d.build} ({d.build_reason})",
+        "installed llama.cpp devices: " + (", ".join(d.backend_devices) or "unknown"),
+        *([f"local inference for recall: {d.local_inference}"] if d.local_inference else []),
     ]
+    if d.note:
+        lines.append(f"note: {d.note}")
     return _limit_lines(lines, max_chars, "lines")
 
 

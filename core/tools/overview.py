@@ -10,6 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from ..models.state import inference_state
 from ..store import filters as sql
 from ..retrieval.search import MEMORY_COLUMNS
 from .results import CountedName, DeviceContext, Fact, Memory, ProjectCount, WakeUp, WorkspaceStatus
@@ -36,7 +37,7 @@ def status(scope: Scope) -> WorkspaceStatus:
         by_kind=[CountedName(name=k, count=n) for k, n in sorted(kinds.items())],
         projects=_projects(scope), indexes=indexes, embed_model=scope.settings.embed.model,
         embed_ready=engine.embedder_loaded(), embed_note=engine.embed_note() or "",
-        workspaces=engine.workspace_names(),
+        workspaces=engine.workspace_names(), local_inference=inference_state(engine),
     )
 
 
@@ -51,6 +52,10 @@ def device_context(scope: Scope) -> DeviceContext:
     """This computer as the models see it: OS, CPU, memory, llama.cpp build and GPU offload."""
     import llama_cpp
 
+    from ..models.backend import backend_devices
+
+    engine = scope.engine
+    gpu, build, layers, note = engine.device_plan()
     return DeviceContext(
         os=f"{platform.system()} {platform.release()}", machine=platform.machine(),
         python=sys.version.split()[0], cpu_count=os.cpu_count() or 1, memory_total_mb=_memory_total_mb(),
@@ -58,6 +63,12 @@ def device_context(scope: Scope) -> DeviceContext:
         system_info=llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip(),
         embed_model=scope.settings.embed.model, embed_threads=scope.settings.embed.threads or (os.cpu_count() or 1),
         data_dir=str(scope.engine.paths.data_dir),
+        gpus=[f"[{g.index}] {g.name} ({f'{g.memory_mb:,} MB' if g.memory_mb else 'memory unknown'}, "
+              f"{'discrete' if g.discrete else 'integrated'}, {g.source})" for g in engine.gpus()],
+        gpu_choice=f"{gpu.name} ({layers} layers)" if gpu and layers else (gpu.name + " (not used)" if gpu else "CPU"),
+        build=build.backend, build_reason=build.reason,
+        backend_devices=[f"{d.name} ({d.kind}, {d.memory_total_mb:,} MB)" for d in backend_devices()],
+        note=note, local_inference=inference_state(engine),
     )
 
 

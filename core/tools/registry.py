@@ -61,6 +61,8 @@ WorkspaceArg = Annotated[str, Field(pattern=f"({WORKSPACE_PATTERN})|^$", max_len
                                     description="Workspace (default: the configured one).")]
 #: The answer-length cap when a caller gives none (``Engine.call`` uses search.max_chars instead).
 DEFAULT_MAX_CHARS = 4000
+#: Row-function parameters that size the output: passed by the engine, never caller or step arguments.
+OUTPUT_PARAMETERS = ("max_chars",)
 _FORBID = ConfigDict(extra="forbid")
 
 
@@ -71,6 +73,8 @@ def args_model(name: str) -> type[BaseModel]:
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     for param in list(inspect.signature(fn).parameters.values())[1:]:
+        if param.name in OUTPUT_PARAMETERS:
+            continue
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (hints[param.name], default)
     return create_model(f"{_camel(name)}Args", __config__=_FORBID, **fields)

@@ -137,6 +137,7 @@ class WorkspaceStatus(BaseModel):
     embed_ready: bool
     embed_note: str = ""
     workspaces: list[str] = Field(default_factory=list)
+    local_inference: str = ""
 
 
 class DeviceContext(BaseModel):
@@ -151,6 +152,13 @@ class DeviceContext(BaseModel):
     embed_model: str
     embed_threads: int
     data_dir: str
+    gpus: list[str] = Field(default_factory=list)
+    gpu_choice: str = "CPU"
+    build: str = "cpu"
+    build_reason: str = ""
+    backend_devices: list[str] = Field(default_factory=list)
+    note: str = ""
+    local_inference: str = ""
 
 
 class WakeUp(BaseModel):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..errors import InvalidArgument, NotFound
+from ..errors import EngramError, InvalidArgument, NotFound
+from ..ingest.tagging import classify, deadline_in, model_tags
 from ..ingest.pipeline import ingest_path as run_ingest
 from ..ingest.pipeline import ingest_text
 from ..ingest.records import embedding_text, mention_edges, new_memory_id, note_row
@@ -20,6 +22,7 @@ from .scope import Scope
 
 Tag = Annotated[str, Field(min_length=1, max_length=50)]
 DEFAULT_PROJECT = "general"
+TAGGING_SECONDS = 20.0
 
 
 def store(
@@ -36,6 +39,7 @@ def store(
         raise InvalidArgument("Argument 'content' is blank. It accepts 1–20,000 characters of text.")
     vector = scope.embedder().embed([embedding_text(title, content)])[0]
     memory_id = new_memory_id()
+    tags, type = _model_tags(scope, content, tags, type)
     row = note_row(memory_id=memory_id, project=project, kind=kind, type_=type, tags=tags, title=title,
                    content=content, vector=vector, now=datetime.now(timezone.utc))
     edges = mention_edges(memory_id, content, memory_id)
@@ -43,6 +47,41 @@ def store(
     scope.writer.run(scope.store.add_edges, edges)
     return Stored(id=memory_id, workspace=scope.workspace, project=project, kind=kind,
                   entities=[e["dst"][2:] for e in edges])
+
+
+def _model_tags(scope: Scope, content: str, tags: list[str], type_: str) -> tuple[list[str], str]:
+    """With ``tagger.llm`` on, add the helper model's domain and topics (and its type, when the caller gave
+    none); without it, or when the model cannot answer in time, the memory keeps what it has."""
+    if not scope.settings.tagger.llm:
+        return tags, type_
+    try:
+        provider = scope.engine.provider("tagger")
+    except EngramError:
+        return tags, type_
+    (found,) = classify(provider, [content], deadline=deadline_in(TAGGING_SECONDS))
+    if found is None:
+        return tags, type_
+    return [*tags, *model_tags(found)], (found.type.lower() if type_ == "note" else type_)
+
+
+def _chunk_tagger(scope: Scope) -> Callable[[list[str]], list[list[str]]] | None:
+    """With ``tagger.llm`` on, classify chunks in batches of ``tagger.llm_concurrency`` (one request each)."""
+    if not scope.settings.tagger.llm:
+        return None
+    try:
+        provider = scope.engine.provider("tagger")
+    except EngramError:
+        return None
+    size = scope.settings.tagger.llm_concurrency
+
+    def tag(texts: list[str]) -> list[list[str]]:
+        out: list[list[str]] = []
+        for start in range(0, len(texts), size):
+            found = classify(provider, texts[start:start + size], deadline=deadline_in(TAGGING_SECONDS))
+            out += [model_tags(c) if c else [] for c in found]
+        return out
+
+    return tag
 
 
 def delete(
@@ -117,7 +156,7 @@ def ingest_content(
         raise InvalidArgument("Argument 'content' is blank. It accepts text of 1 to 2,000,000 characters.")
     source = "content:" + title.strip()
     n = ingest_text(scope.store, scope.writer, scope.embedder(), source=source, title=title.strip(), text=content,
-                    project=project, tags=tags, settings=scope.settings.ingest)
+                    project=project, tags=tags, settings=scope.settings.ingest, tagger=_chunk_tagger(scope))
     return IngestResult(workspace=scope.workspace, project=project, root=source, files_listed=1, files_indexed=1,
                         chunks_written=n)
 
