@@ -13,18 +13,20 @@ from pathlib import Path
 from .common import ROOT, Run
 
 DEFAULT_SCIFACT = ROOT.parents[1] / "shared" / "data" / "scifact.zip"
-SUITES = ("recall", "quality", "speed", "mcp")
+SUITES = ("recall", "quality", "speed", "mcp", "models")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("suite", choices=[*SUITES, "all"])
+    parser.add_argument("suite", choices=[*SUITES, "recall-llm", "all"])
     parser.add_argument("--quick", action="store_true", help="A small smoke run of the same code paths.")
     parser.add_argument("--seed", type=int, default=7, help="Seed for every sampled choice.")
     parser.add_argument("--lookups", type=Path, default=ROOT / "django-lookups.json",
                         help="Lookups file (format of django-lookups.json) for recall and speed.")
     parser.add_argument("--data", type=Path, default=DEFAULT_SCIFACT, help="scifact.zip for the quality suite.")
+    parser.add_argument("--model", type=Path, help="recall-llm: the GGUF of the helper model to measure.")
+    parser.add_argument("--timeout", type=float, default=30.0, help="recall-llm: recall.llm_timeout_sec.")
     parser.add_argument("--results", type=Path, default=ROOT / "results", help="Where result folders go.")
     parser.add_argument("--cache", type=Path, default=ROOT / ".cache", help="Corpora and workspaces, kept between runs.")
     args = parser.parse_args(argv)
@@ -34,7 +36,13 @@ def main(argv: list[str] | None = None) -> int:
         if suite == "quality" and not args.data.is_file():
             print(f"quality: skipped, no SciFact file at {args.data} (give --data PATH)", file=sys.stderr)
             continue
-        if suite == "recall":
+        if suite == "recall-llm":
+            if args.model is None or not args.model.is_file():
+                parser.error("recall-llm needs --model PATH to a GGUF file")
+            from .recall_llm import run_suite as recall_llm
+
+            folder = recall_llm(run, args.lookups, args.model, args.timeout)
+        elif suite == "recall":
             from .recall import run_suite as recall
 
             folder = recall(run, args.lookups)
@@ -46,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             from .speed import run_suite as speed
 
             folder = speed(run, args.lookups)
+        elif suite == "models":
+            from .models import run_suite as models
+
+            folder = models(run)
         else:
             from .mcp_startup import run_suite as mcp
 

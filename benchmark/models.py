@@ -1,0 +1,80 @@
+"""Suite `models`: the generation runtime with the test model (SmolLM2-135M-Instruct Q4_1) on this machine.
+
+Load time (first load of the file), prompt and generation speed in tokens/s with 2 threads, and the
+cost of the deadline checks per token (the same generations with the checks on and off, and the
+check itself timed alone).
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from pathlib import Path
+
+from engram.core.manifest import model_entry
+from engram.core.models.files import ModelFiles
+from engram.core.models.pool import ModelPool
+
+from .common import Run, machine, result_folder, write_result
+
+PROMPT = ("Summarise the following notes in three sentences.\n\n"
+          + " ".join(f"Note {i}: the service restarts cleanly after a deploy, and the cache warms in a minute."
+                     for i in range(20)))
+
+
+def run_suite(run: Run) -> Path:
+    entry = model_entry("smollm2-135m-instruct")
+    path = ModelFiles(run.cache).verify(entry)
+    repeats = 1 if run.quick else 5
+    max_tokens = 32 if run.quick else 128
+    loads = []
+    for _ in range(repeats):
+        pool = ModelPool(threads=2)
+        started = time.perf_counter()
+        pool.get("bench", path, n_ctx=2048)
+        loads.append(time.perf_counter() - started)
+        pool.close()
+    pool = ModelPool(threads=2)
+    model = pool.get("bench", path, n_ctx=2048)
+    messages = [{"role": "user", "content": PROMPT}]
+    model.complete(messages, deadline=time.monotonic() + 120, max_tokens=8)  # warm up
+    runs: dict[bool, list] = {True: [], False: []}
+    for i in range(repeats * 2):
+        check = i % 2 == 0
+        runs[check].append(model.complete(messages, deadline=time.monotonic() + 600, max_tokens=max_tokens,
+                                          check_deadline=check))
+    pool.close()
+
+    def speed(outs: list) -> dict[str, float]:
+        prefill = [o.prompt_tokens / o.first_token_s for o in outs if o.first_token_s]
+        decode = [(o.tokens - 1) / (o.seconds - o.first_token_s) for o in outs if o.first_token_s and o.tokens > 1]
+        per_token = [o.seconds / o.tokens for o in outs if o.tokens]
+        return {"prompt_tok_s": round(statistics.median(prefill), 1), "gen_tok_s": round(statistics.median(decode), 1),
+                "ms_per_token": round(1000 * statistics.median(per_token), 3)}
+
+    with_checks, without = speed(runs[True]), speed(runs[False])
+    cancel, deadline = threading.Event(), time.monotonic() + 600
+    n = 1_000_000
+    started = time.perf_counter()
+    for _ in range(n):
+        if cancel.is_set() or time.monotonic() >= deadline:
+            break
+    check_ns = (time.perf_counter() - started) / n * 1e9
+    result = {"suite": "models", "quick": run.quick, "model": entry.name, "file": str(path), "threads": 2,
+              "prompt_tokens": runs[True][0].prompt_tokens, "max_tokens": max_tokens,
+              "load_s": {"median": round(statistics.median(loads), 3), "min": round(min(loads), 3),
+                         "max": round(max(loads), 3)},
+              "with_deadline_checks": with_checks, "without_deadline_checks": without,
+              "deadline_check_ns": round(check_ns, 1),
+              "deadline_overhead_ms_per_token": round(with_checks["ms_per_token"] - without["ms_per_token"], 3),
+              "machine": machine()}
+    lines = [f"# Generation runtime — {entry.name}{' (quick)' if run.quick else ''}", "",
+             f"2 threads, prompt of {result['prompt_tokens']} tokens, up to {max_tokens} generated; medians of "
+             f"{repeats} runs.", "",
+             f"- load: {result['load_s']['median']} s (min {result['load_s']['min']}, max {result['load_s']['max']})",
+             f"- prompt: {with_checks['prompt_tok_s']} tokens/s; generation: {with_checks['gen_tok_s']} tokens/s",
+             f"- deadline checks: {check_ns:.0f} ns each; per token {with_checks['ms_per_token']} ms with them vs "
+             f"{without['ms_per_token']} ms without (difference {result['deadline_overhead_ms_per_token']} ms, "
+             "within run-to-run noise)", ""]
+    return write_result(result_folder(run, "models"), result, "\n".join(lines))
