@@ -64,3 +64,10 @@ def test_mcp_suite_quick(tmp_path: Path) -> None:
     folder = run_suite(tmp_path, "mcp")
     result = json.loads((folder / "result.json").read_text())
     assert result["tool_list"]["tools"] == 17 and result["startup"]["warm"]["first_tool_call"]["median_ms"] > 0
+
+
+def test_models_suite_quick(tmp_path: Path) -> None:
+    folder = run_suite(tmp_path, "models")
+    result = json.loads((folder / "result.json").read_text())
+    assert result["load_s"]["median"] > 0 and result["with_deadline_checks"]["gen_tok_s"] > 0
+    assert result["deadline_check_ns"] > 0
