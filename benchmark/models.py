@@ -23,6 +23,11 @@ PROMPT = ("Summarise the following notes in three sentences.\n\n"
                      for i in range(20)))
 
 
+def _messages(i: int) -> list[dict[str, str]]:
+    # The system message comes first in the chat template: a different one per run leaves no shared prefix.
+    return [{"role": "system", "content": f"Request {i}: you summarise notes."}, {"role": "user", "content": PROMPT}]
+
+
 def run_suite(run: Run) -> Path:
     entry = model_entry("smollm2-135m-instruct")
     path = ModelFiles(run.cache).verify(entry)
@@ -37,12 +42,12 @@ def run_suite(run: Run) -> Path:
         pool.close()
     pool = ModelPool(threads=2)
     model = pool.get("bench", path, n_ctx=2048)
-    messages = [{"role": "user", "content": PROMPT}]
-    model.complete(messages, deadline=time.monotonic() + 120, max_tokens=8)  # warm up
+    model.complete(_messages(-1), deadline=time.monotonic() + 120, max_tokens=8)  # warm up
     runs: dict[bool, list] = {True: [], False: []}
     for i in range(repeats * 2):
         check = i % 2 == 0
-        runs[check].append(model.complete(messages, deadline=time.monotonic() + 600, max_tokens=max_tokens,
+        # Each prompt differs from its first tokens on, so llama.cpp cannot reuse the last run's KV cache.
+        runs[check].append(model.complete(_messages(i), deadline=time.monotonic() + 600, max_tokens=max_tokens,
                                           check_deadline=check))
     pool.close()
 
@@ -54,6 +59,8 @@ def run_suite(run: Run) -> Path:
                 "ms_per_token": round(1000 * statistics.median(per_token), 3)}
 
     with_checks, without = speed(runs[True]), speed(runs[False])
+    spread = [o.seconds / o.tokens * 1000 for o in runs[True] + runs[False] if o.tokens]
+    noise_ms = statistics.pstdev(spread) if len(spread) > 1 else 0.0
     cancel, deadline = threading.Event(), time.monotonic() + 600
     n = 1_000_000
     started = time.perf_counter()
@@ -68,6 +75,7 @@ def run_suite(run: Run) -> Path:
               "with_deadline_checks": with_checks, "without_deadline_checks": without,
               "deadline_check_ns": round(check_ns, 1),
               "deadline_overhead_ms_per_token": round(with_checks["ms_per_token"] - without["ms_per_token"], 3),
+              "ms_per_token_stdev": round(noise_ms, 3),
               "machine": machine()}
     lines = [f"# Generation runtime — {entry.name}{' (quick)' if run.quick else ''}", "",
              f"2 threads, prompt of {result['prompt_tokens']} tokens, up to {max_tokens} generated; medians of "
@@ -75,6 +83,6 @@ def run_suite(run: Run) -> Path:
              f"- load: {result['load_s']['median']} s (min {result['load_s']['min']}, max {result['load_s']['max']})",
              f"- prompt: {with_checks['prompt_tok_s']} tokens/s; generation: {with_checks['gen_tok_s']} tokens/s",
              f"- deadline checks: {check_ns:.0f} ns each; per token {with_checks['ms_per_token']} ms with them vs "
-             f"{without['ms_per_token']} ms without (difference {result['deadline_overhead_ms_per_token']} ms, "
-             "within run-to-run noise)", ""]
+             f"{without['ms_per_token']} ms without (difference {result['deadline_overhead_ms_per_token']} ms; "
+             f"run-to-run standard deviation {noise_ms:.3f} ms)", ""]
     return write_result(result_folder(run, "models"), result, "\n".join(lines))
