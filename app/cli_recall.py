@@ -18,6 +18,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("question", help="The whole question.")
     p.add_argument("--search", action="append", metavar="QUERY", help="A search step (repeatable): a plan of searches.")
     p.add_argument("--plan", help='Steps as JSON, e.g. \'[{"tool": "search", "args": {"query": "…"}}]\', or @file.json.')
+    p.add_argument("--run", help="Run id: recalls and searches of one task share its semantic-preparation "
+                                 "allowance (recall.run_budget).")
     p.add_argument("--budget-tokens", type=int, help="--json: token budget of the context pack (default max-chars/4).")
     p.add_argument("--altitude", choices=["auto", "entity", "scope", "workspace"], default="auto",
                    help="--json: level of the context pack.")
@@ -51,13 +53,15 @@ def run(args: argparse.Namespace, engine: Engine) -> dict[str, Any]:
         call["plan"] = plan
     if args.max_chars is not None:
         call["max_chars"] = args.max_chars
+    if args.run:
+        call["run"] = args.run
     out = engine.call("recall", call)
     doc: dict[str, Any] = {"tool": "recall", "workspace": out.workspace, "result": out.result.model_dump(mode="json"),
                            "text": out.text, "chars": len(out.text)}
     if args.json:
         budget = args.budget_tokens if args.budget_tokens is not None else (
             args.max_chars or engine.settings.recall.max_chars) // 4
-        pack = engine.context_pack({"query": args.question, "budget_tokens": budget, "altitude": args.altitude},
-                                   workspace=args.workspace)
+        request = {"query": args.question, "budget_tokens": budget, "altitude": args.altitude}
+        pack = engine.context_pack({**request, "run": args.run} if args.run else request, workspace=args.workspace)
         doc["pack"] = pack.model_dump(mode="json")
     return doc

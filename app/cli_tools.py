@@ -13,7 +13,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from engram.core.tools.registry import TOOLS, args_model
+from engram.core.tools.registry import TOOLS, args_model, call_model
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,17 @@ def _unwrap(annotation: Any) -> tuple[Any, bool]:
     return annotation, False
 
 
+def _fields(tool: str) -> dict[str, Any]:
+    """The options of ``tool`` on the command line: its row arguments, and ``run`` where it takes one."""
+    fields = dict(args_model(tool).model_fields)
+    if "run" in call_model(tool).model_fields:
+        fields["run"] = call_model(tool).model_fields["run"]
+    return fields
+
+
 def add_tool_arguments(parser: argparse.ArgumentParser, tool: str, positional: tuple[str, ...]) -> None:
     """Add one argument per field of ``tool``'s argument model to ``parser``."""
-    model = args_model(tool)
-    for name, field in model.model_fields.items():
+    for name, field in _fields(tool).items():
         inner, is_list = _unwrap(field.annotation)
         help_text = field.description or ""
         choices = list(typing.get_args(inner)) if typing.get_origin(inner) is Literal else None
@@ -81,7 +88,7 @@ def add_tool_arguments(parser: argparse.ArgumentParser, tool: str, positional: t
 
 def tool_arguments(namespace: argparse.Namespace, tool: str) -> dict[str, Any]:
     """The arguments the user gave for ``tool`` (unset options left out, so the tool's defaults apply)."""
-    fields = args_model(tool).model_fields
+    fields = _fields(tool)
     return {k: v for k, v in vars(namespace).items() if k in fields and v is not None}
 
 

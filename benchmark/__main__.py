@@ -1,6 +1,6 @@
 """The benchmark runner: ``python -m benchmark <suite> [options]`` (see benchmark/README.md).
 
-Suites: recall, quality, speed, mcp, or all. Each writes result.json, summary.md and its plots under
+Suites: recall, quality, speed, mcp, models, budget, recall-llm (with --model), or all. Each writes result.json, summary.md and its plots under
 ``benchmark/results/<suite>-<UTC timestamp>/`` (``--results`` moves them) and prints the summary.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from .common import ROOT, Run
 
 DEFAULT_SCIFACT = ROOT.parents[1] / "shared" / "data" / "scifact.zip"
-SUITES = ("recall", "quality", "speed", "mcp", "models")
+SUITES = ("recall", "quality", "speed", "mcp", "models", "budget")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             from .speed import run_suite as speed
 
             folder = speed(run, args.lookups)
+        elif suite == "budget":
+            from .budget import run_suite as budget
+
+            folder = budget(run, args.lookups)
         elif suite == "models":
             from .models import run_suite as models
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.core import Engine, Paths, Settings
+from engram.core.embedding import Embedder
 
 ROOT = Path(__file__).resolve().parent
 
@@ -52,9 +53,10 @@ def machine() -> dict[str, Any]:
             "llama_cpp_build": llama_cpp.llama_print_system_info().decode().strip()}
 
 
-def engine_at(folder: Path, settings: Settings | None = None) -> Engine:
-    """An engine on the data folder ``folder/data`` (settings and logs beside it)."""
-    return Engine(Paths(folder / "data", folder / "config", folder / "logs"), settings or Settings())
+def engine_at(folder: Path, settings: Settings | None = None, embedder: Embedder | None = None) -> Engine:
+    """An engine on the data folder ``folder/data`` (settings and logs beside it); ``embedder`` shares
+    another engine's loaded model."""
+    return Engine(Paths(folder / "data", folder / "config", folder / "logs"), settings or Settings(), embedder=embedder)
 
 
 def fetch_sdist(requirement: str, cache: Path) -> tuple[Path, str]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .budget import Allowance, Prepared, RunBudget
 from .embedding import Embedder
 from .errors import EngramError, InvalidArgument, ModelError, WorkspaceError
 from .ingest.pipeline import IngestProgress
@@ -27,7 +28,7 @@ from .models.files import ModelFiles, total_memory_mb
 from .models.gpu import Gpu, choose, detect
 from .models.pool import ModelPool
 from .models.providers import DEFAULT_URLS, AnthropicProvider, LocalProvider, OpenAICompatibleProvider, Provider, api_key
-from .paths import Paths
+from .paths import Paths, owner_name
 from .settings import Settings, is_workspace_name
 from .store import WorkspaceStore, Writer
 from .recall.pack import ContextPack, PackRequest, Tokenizer, context_pack
@@ -77,6 +78,7 @@ class Engine:
         self._gpus: list[Gpu] | None = None
         self._pool: ModelPool | None = None
         self._generator = generator
+        self._budget = RunBudget(owner_name())
 
     # ------------------------------------------------------------------- events
 
@@ -189,6 +191,25 @@ class Engine:
         store = self.store(workspace, create=create)
         return Scope(store.name, store, self)
 
+    # ---------------------------------------------------------------- run budget
+
+    def prepare_queries(self, scope: Scope, run: str | None, queries: list[str]) -> Prepared | None:
+        """Semantic preparation of one batch of ``queries`` within ``run``'s allowance (``recall.run_budget``).
+
+        ``None`` when the budget is off or no run is named: the caller embeds as usual. Never raises for
+        a withheld preparation (``Prepared.withheld`` says why); the semantic channel then stays out.
+        """
+        cfg = self.settings.recall.run_budget
+        if not cfg.enabled or not run or not queries:
+            return None
+        allowance = Allowance(cfg.max_queries, cfg.max_rounds, cfg.deadline_sec, cfg.max_tokens_per_query)
+        return self._budget.prepare(self.paths.workspace_dir(scope.workspace), run, queries, self.embedder_or_none(),
+                                    allowance)
+
+    def run_budget(self) -> RunBudget:
+        """The process's run ledgers and handles (status and tests read the ledger through it)."""
+        return self._budget
+
     # ------------------------------------------------------------ generation models
 
     def model_files(self) -> ModelFiles:
@@ -298,6 +319,7 @@ class Engine:
             self._closed = True
             self._stores.clear()
         self.writer.close()
+        self._budget.close()
         if self._embedder is not None and self._owns_embedder:
             self._embedder.close()
         if self._pool is not None:

@@ -13,7 +13,9 @@ was wrong and what to do. Library and OS errors are translated into these at eac
     ├── StoreError               the database refused an operation
     ├── ModelError               the embedding model is missing, damaged or failed to load
     │   └── ChecksumMismatch     a model file's SHA256 is not the pinned one
-    └── IngestError              a path that cannot be ingested at all
+    ├── IngestError              a path that cannot be ingested at all
+    ├── LedgerError              the run ledger cannot be read or written (no provider work follows)
+    └── BudgetRefused            a run's allowance does not cover a preparation (the message says which limit)
 """
 
 from __future__ import annotations
@@ -72,3 +74,11 @@ class ChecksumMismatch(ModelError):
 
 class IngestError(EngramError):
     title = "Cannot ingest"
+
+
+class LedgerError(EngramError):
+    title = "Run ledger unavailable"
+
+
+class BudgetRefused(EngramError):
+    title = "Run budget used up"

@@ -6,6 +6,7 @@ passed down; nothing deeper reads environment variables. Building a ``Paths`` cr
 
 from __future__ import annotations
 
+import getpass
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,3 +48,11 @@ class Paths:
 
     def workspace_dir(self, name: str) -> Path:
         return self.workspaces_dir / name
+
+
+def owner_name() -> str:
+    """The OS user this process runs as: runs and their allowances belong to one owner."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):  # no login name and no passwd entry (some containers)
+        return f"uid-{os.getuid()}" if hasattr(os, "getuid") else "user"

@@ -143,6 +143,21 @@ class SearchSettings(_Group):
     rrf_k: int = Field(60, ge=1, le=1000, description="The k of Reciprocal Rank Fusion: score = w / (k + rank).")
 
 
+class RunBudgetSettings(_Group):
+    about: ClassVar[str] = ("A run's allowance of semantic query preparation (tokenizing and embedding queries), "
+                            "kept durably across calls, processes and restarts")
+
+    enabled: bool = Field(False, description=(
+        "Bound the semantic preparation of a run's queries; past the allowance searches answer from the lexical "
+        "and graph channels."))
+    max_queries: int = Field(4, ge=1, le=1000, description="Queries a run may prepare semantically.")
+    max_rounds: int = Field(2, ge=1, le=100, description="Preparation rounds (batches) a run may use.")
+    deadline_sec: float = Field(10.0, ge=0.1, le=86400.0, description=(
+        "Seconds from a run's first reservation after which it prepares nothing more and its handles expire."))
+    max_tokens_per_query: int = Field(256, ge=8, le=8192, description=(
+        "Tokens of one query that are embedded (the embedding model's own limit applies when smaller)."))
+
+
 class RecallSettings(_Group):
     about: ClassVar[str] = "The recall tool"
 
@@ -154,6 +169,7 @@ class RecallSettings(_Group):
         "this computer)."))
     llm_timeout_sec: float = Field(30.0, ge=1.0, le=600.0,
                                    description="One deadline for a recall's planning and answering, in seconds.")
+    run_budget: RunBudgetSettings = Field(default_factory=RunBudgetSettings)
 
 
 class ServiceSettings(_Group):

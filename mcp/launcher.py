@@ -31,13 +31,13 @@ async def serve_stdio(paths: Paths, settings: Settings, *, standalone: bool) -> 
     """Serve MCP on stdin/stdout until the client closes it."""
     if standalone:
         with Engine(paths, settings) as engine:
-            await build_server(EngineBackend(engine)).run_stdio_async()
+            await build_server(EngineBackend(engine), stdio=True).run_stdio_async()
         return
     backend = RemoteBackend(paths, start_timeout=settings.service.start_timeout_sec)
     try:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(_warm_up, backend)
-            await build_server(backend).run_stdio_async()
+            await build_server(backend, stdio=True).run_stdio_async()
             tasks.cancel_scope.cancel()
     finally:
         await backend.aclose()

@@ -10,12 +10,13 @@ untouched and the engine validates them, so refusals read the same everywhere.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from importlib import metadata
 from typing import Any, Protocol
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -96,8 +97,35 @@ def annotations(tool: str) -> ToolAnnotations:
                            idempotentHint=spec.idempotent, openWorldHint=False)
 
 
-def _tool_function(backend: ToolBackend, tool: str) -> Callable[..., Awaitable[str]]:
-    async def run(arguments: dict[str, Any]) -> str:
+class SessionRuns:
+    """The default run of each MCP session: calls that name no ``run`` share their session's allowance.
+
+    Over stdio a server process serves one connection (one editor window's launcher), so its session is
+    one run (``stdio_run``). Over HTTP the ``Mcp-Session-Id`` header names the session where the client
+    keeps one; a sessionless HTTP call without ``run`` belongs to no run and is not budgeted (our
+    launcher always sends its run).
+    """
+
+    def __init__(self, stdio_run: str | None) -> None:
+        self.stdio_run = stdio_run
+
+    def run_id(self, ctx: Context) -> str | None:
+        if self.stdio_run is not None:
+            return self.stdio_run
+        try:
+            request = ctx.request_context.request
+        except ValueError:  # outside a request
+            return None
+        session_id = (getattr(request, "headers", None) or {}).get("mcp-session-id")
+        return f"mcp-{session_id}"[:200] if session_id else None
+
+
+def _tool_function(backend: ToolBackend, tool: str, runs: SessionRuns) -> Callable[..., Awaitable[str]]:
+    takes_run = "run" in call_model(tool).model_fields
+
+    async def run(arguments: dict[str, Any], ctx: Context) -> str:
+        if takes_run and arguments.get("run") is None and (default := runs.run_id(ctx)) is not None:
+            arguments = {**arguments, "run": default}
         try:
             return await backend.call(tool, arguments)
         except EngramError as exc:
@@ -107,12 +135,16 @@ def _tool_function(backend: ToolBackend, tool: str) -> Callable[..., Awaitable[s
     return run
 
 
-def build_server(backend: ToolBackend) -> MCPServer:
-    """An ``MCPServer`` exposing every engine tool through ``backend``."""
+def build_server(backend: ToolBackend, *, stdio: bool = False) -> MCPServer:
+    """An ``MCPServer`` exposing every engine tool through ``backend``.
+
+    ``stdio``: the server will serve one stdio connection, whose calls form one run by default.
+    """
+    runs = SessionRuns(f"mcp-{uuid.uuid4().hex}" if stdio else None)
     tools = [
-        Tool(fn=_tool_function(backend, name), name=name, description=DESCRIPTIONS[name],
+        Tool(fn=_tool_function(backend, name, runs), name=name, description=DESCRIPTIONS[name],
              parameters=input_schema(name), fn_metadata=FuncMetadata(arg_model=_PassThrough), is_async=True,
-             annotations=annotations(name))
+             context_kwarg="ctx", annotations=annotations(name))
         for name in TOOLS
     ]
     return MCPServer(name="engram", title="Engram", instructions=INSTRUCTIONS, version=version(), tools=tools,

@@ -71,3 +71,10 @@ def test_models_suite_quick(tmp_path: Path) -> None:
     result = json.loads((folder / "result.json").read_text())
     assert result["load_s"]["median"] > 0 and result["with_deadline_checks"]["gen_tok_s"] > 0
     assert result["deadline_check_ns"] > 0
+
+
+def test_budget_suite_quick(tmp_path: Path) -> None:
+    folder = run_suite(tmp_path, "budget")
+    result = json.loads((folder / "result.json").read_text())
+    assert result["searches"] > 0 and result["budget_on"]["p50_ms"] > 0 and result["budget_off"]["p50_ms"] > 0
+    assert result["ledger_ops"]["reserve"]["n"] == 50 and "added by the ledger" in (folder / "summary.md").read_text()

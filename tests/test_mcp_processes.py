@@ -141,6 +141,21 @@ async def test_standalone_launcher_serves_every_tool_over_real_stdio(env: dict[s
         assert "1 memories" in again.content[0].text
 
 
+async def test_each_mcp_session_is_a_run_with_its_own_allowance(env: dict[str, str], tmp_path: Path,
+                                                                stop_services: None) -> None:
+    budgeted = {**env, "ENGRAM_RECALL_RUN_BUDGET_ENABLED": "true"}
+    root = write_tree(tmp_path / "notes", {"ops.md": "# Ops\n\nBackups run nightly with restic to the NAS."})
+    withheld = "semantic preparation withheld (the run has used its 2 preparation rounds)"
+    async with Client(stdio(budgeted), mode="legacy") as first:
+        assert not (await first.call_tool("ingest_path", {"path": str(root), "project": "ops"})).is_error
+        texts = [(await first.call_tool("search", {"query": q})).content[0].text for q in ("backups", "restic", "NAS")]
+        assert withheld not in texts[0] and withheld not in texts[1] and withheld in texts[2], texts[2]
+        named = await first.call_tool("search", {"query": "NAS", "run": "my-task"})
+        assert "withheld" not in named.content[0].text
+        async with Client(stdio(budgeted), mode="legacy") as second:  # another editor: its own session, its own run
+            assert "withheld" not in (await second.call_tool("search", {"query": "NAS"})).content[0].text
+
+
 async def test_every_tool_over_stdio_and_over_streamable_http(env: dict[str, str], tmp_path: Path,
                                                               service: subprocess.Popen[bytes]) -> None:
     async with Client(stdio(env, "--standalone"), mode="legacy") as client:

@@ -77,3 +77,27 @@ async def test_every_tool_stays_inside_its_workspace(engine: Engine) -> None:
     assert not other.is_error
     assert in_default.is_error and not in_work.is_error
     assert "private to default" not in found.content[0].text and "private to work" in found.content[0].text
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.arguments: list[dict] = []
+
+    async def call(self, tool: str, arguments: dict) -> str:
+        self.arguments.append(arguments)
+        return "ok"
+
+
+async def test_calls_of_one_stdio_session_share_a_default_run_and_a_callers_run_wins() -> None:
+    first, second = Recorder(), Recorder()
+    async with Client(build_server(first, stdio=True), mode="legacy") as client:
+        await client.call_tool("search", {"query": "a"})
+        await client.call_tool("recall", {"question": "b"})
+        await client.call_tool("search", {"query": "c", "run": "task-7"})
+        await client.call_tool("status", {})
+    async with Client(build_server(second, stdio=True), mode="legacy") as client:
+        await client.call_tool("search", {"query": "a"})
+    runs = [a.get("run") for a in first.arguments]
+    assert runs[0] and runs[0].startswith("mcp-") and runs[1] == runs[0] and runs[2] == "task-7"
+    assert "run" not in first.arguments[3]  # status takes no run
+    assert second.arguments[0]["run"] != runs[0]

@@ -83,6 +83,11 @@ class LlamaEmbedder:
             raise ModelError("The embedding model is closed.")
         return self._executor.submit(self._embed_all, list(texts)).result()
 
+    @property
+    def max_tokens(self) -> int:
+        """The most tokens of one text the model reads (longer texts are cut)."""
+        return self._max_tokens
+
     def count_tokens(self, text: str) -> int:
         """Tokens ``text`` becomes for this model (with its special tokens)."""
         return self._executor.submit(lambda: len(self._llama.tokenize(text.encode("utf-8")))).result()

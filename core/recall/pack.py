@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..retrieval.search import Filters, SearchParams, hybrid_search
+from ..tools.reads import prepared_vector
 from ..store import filters as sql
 from ..store.schema import ENTITY_PREFIX
 from ..tools.scope import Scope
@@ -79,6 +80,8 @@ class PackRequest(BaseModel):
     graph_reverse: bool = False
     graph_seeds: Annotated[int, Field(ge=0, le=64)] = 8
     altitude: Altitude = "auto"
+    #: The run whose semantic-preparation allowance this retrieval spends (``recall.run_budget``).
+    run: Annotated[str | None, Field(min_length=1, max_length=200)] = None
 
 
 class PackItem(BaseModel):
@@ -169,7 +172,9 @@ def context_pack(scope: Scope, request: PackRequest, tokenizer: Tokenizer | None
                           weights={"semantic": cfg.weight_semantic, "lexical": cfg.weight_lexical,
                                    "graph": cfg.weight_graph},
                           graph_seeds=request.graph_seeds, graph_hops=request.hops, graph_reverse=request.graph_reverse)
-    outcome = hybrid_search(scope.store, scope.embedder_or_none(), request.query, filters, params)
+    vector, withheld = prepared_vector(scope, request.run, request.query)
+    outcome = hybrid_search(scope.store, scope.embedder_or_none(), request.query, filters, params, vector=vector,
+                            withheld=withheld)
     warnings += outcome.warnings
     rows = [PackItem(kind="memory", id=h.row["id"], row=h.row, score=round(h.score, 6), sources=list(h.channels),
                      tokens=0) for h in outcome.hits]

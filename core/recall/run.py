@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Annotated
 
 from pydantic import BaseModel, Field
@@ -112,6 +113,16 @@ def run_plan(scope: Scope, steps: list[Step], *, concurrent: bool = True) -> tup
     return [reports[s.number] for s in steps], by_source_first(merged)
 
 
+def _prepared(scope: Scope, run: str | None, steps: list[Step]) -> tuple[Scope, list[str]]:
+    """The scope the steps run in, with the plan's search queries prepared as one batch under ``run``'s
+    budget (all of them or none), and the note to show when the preparation was withheld."""
+    queries = [str(s.args["query"]) for s in steps if s.tool == "search" and s.duplicate_of is None]
+    prepared = scope.engine.prepare_queries(scope, run, queries)
+    if prepared is None:
+        return scope, []
+    return replace(scope, prepared=prepared), [prepared.note] if prepared.note else []
+
+
 def _projects(scope: Scope) -> list[str]:
     store = scope.store
     names = {r["project"] for r in store.scan(store.sources, None, ["project"])}
@@ -127,19 +138,21 @@ def recall(
         "Without a plan the question is searched."))] = None,
     condense: Annotated[bool, Field(description="Condense into a cited answer when local inference is on.")] = True,
     max_chars: int = 4000,
+    run: str | None = None,
 ) -> RecallResult:
     """Answer a multi-part question in one call: several reads, merged, under one budget."""
     started = time.perf_counter()
     path = assist.gate(scope.engine)
     if path.provider is None:
         if not plan:
-            found = reads.search(scope, query=question)
+            found = reads.search(scope, query=question, run=run)
             return RecallResult(question=question, planned=False, search=found, notes=path.notes,
                                 seconds=round(time.perf_counter() - started, 4))
         steps = validate_plan(plan)
+        scope, notes = _prepared(scope, run, steps)
         reports, items = run_plan(scope, steps)
         return RecallResult(question=question, planned=True, plan_source="caller", steps=reports, items=items,
-                            notes=path.notes, seconds=round(time.perf_counter() - started, 4))
+                            notes=path.notes + notes, seconds=round(time.perf_counter() - started, 4))
 
     deadline = time.monotonic() + scope.settings.recall.llm_timeout_sec
     if plan:
@@ -148,6 +161,8 @@ def recall(
         proposed = assist.plan(path.provider, question, _projects(scope), deadline, path)
         raw = [{"tool": "search", "args": {"query": question}}, *proposed][:8]
         steps, source = validate_plan(raw), ("model" if proposed else "question")
+    scope, notes = _prepared(scope, run, steps)
+    path.notes.extend(notes)
     reports, items = run_plan(scope, steps)
     result = RecallResult(question=question, planned=True, plan_source=source, steps=reports, items=items)
     if condense:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from ..embedding import Embedder
 from ..errors import EngramError
 from ..store import WorkspaceStore
@@ -86,9 +88,12 @@ class SearchOutcome:
 
 
 def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, filters: Filters,
-                  params: SearchParams) -> SearchOutcome:
+                  params: SearchParams, *, vector: np.ndarray | None = None,
+                  withheld: str | None = None) -> SearchOutcome:
     """The ``params.limit`` best memories for ``query`` in ``store``, fused across channels.
 
+    ``vector`` is the query's prepared vector (then ``embedder`` is not called); ``withheld`` keeps
+    the semantic channel out and becomes a warning (a run budget withheld the preparation).
     Never raises for a failing channel: its failure is reported in ``warnings``.
     """
     where = filters.where()
@@ -96,17 +101,19 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     rows: dict[str, dict[str, Any]] = {}
     rankings: dict[str, list[str]] = {}
 
-    if "semantic" in params.channels:
-        if embedder is None:
-            warnings.append("semantic channel unavailable: no embedding model is loaded")
-        else:
-            try:
+    if "semantic" in params.channels and withheld is not None:
+        warnings.append(withheld)
+    elif "semantic" in params.channels and vector is None and embedder is None:
+        warnings.append("semantic channel unavailable: no embedding model is loaded")
+    elif "semantic" in params.channels:
+        try:
+            if vector is None and embedder is not None:
                 vector = embedder.embed([query])[0]
-                found = store.vector_search(vector, params.k_per_channel, where, MEMORY_COLUMNS, exact=params.exact)
-                rankings["semantic"] = [r["id"] for r in found]
-                rows.update({r["id"]: r for r in found})
-            except EngramError as exc:
-                warnings.append(f"semantic channel failed: {exc.message}")
+            found = store.vector_search(vector, params.k_per_channel, where, MEMORY_COLUMNS, exact=params.exact)
+            rankings["semantic"] = [r["id"] for r in found]
+            rows.update({r["id"]: r for r in found})
+        except EngramError as exc:
+            warnings.append(f"semantic channel failed: {exc.message}")
     if "lexical" in params.channels:
         try:
             found = store.text_search(query, params.k_per_channel, where, MEMORY_COLUMNS)

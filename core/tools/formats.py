@@ -174,6 +174,7 @@ def format_status(s: WorkspaceStatus, max_chars: int) -> str:
         + (f" — {s.embed_note}" if s.embed_note else ""),
         "indexes: " + (", ".join(s.indexes) or "none yet (built after the first ingest)"),
         *([f"local inference for recall: {s.local_inference}"] if s.local_inference else []),
+        *([f"semantic run budget: {s.run_budget}"] if s.run_budget else []),
         f"folder: {s.folder}",
     ]
     if len(s.workspaces) > 1:

@@ -38,7 +38,16 @@ def status(scope: Scope) -> WorkspaceStatus:
         projects=_projects(scope), indexes=indexes, embed_model=scope.settings.embed.model,
         embed_ready=engine.embedder_loaded(), embed_note=engine.embed_note() or "",
         workspaces=engine.workspace_names(), local_inference=inference_state(engine),
+        run_budget=_run_budget(scope),
     )
+
+
+def _run_budget(scope: Scope) -> str:
+    cfg = scope.settings.recall.run_budget
+    if not cfg.enabled:
+        return ""
+    return (f"{cfg.max_queries} queries in {cfg.max_rounds} rounds per run, within {cfg.deadline_sec:g} s of its "
+            f"first reservation, {cfg.max_tokens_per_query} tokens per query (a call's `run`, default its MCP session)")
 
 
 def _memory_total_mb() -> int | None:

@@ -12,6 +12,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Annotated, Literal, TypeVar
 
+import numpy as np
 from pydantic import Field
 
 from ..errors import NotFound
@@ -57,6 +58,7 @@ def search(
     until: Annotated[datetime | None, Field(description="Only memories updated at or before this time.")] = None,
     channels: Annotated[list[Channel] | None, Field(min_length=1, max_length=3,
                                                     description="Channels to use (default all three).")] = None,
+    run: str | None = None,
 ) -> SearchResult:
     """Hybrid (semantic + lexical + graph) search of the workspace's memories."""
     cfg = scope.settings.search
@@ -69,14 +71,30 @@ def search(
     prefixes = tuple(source_names.expand_prefix(scope.store, source_prefix)) if source_prefix else ()
     filters = Filters(project=project, source_prefixes=prefixes, kinds=(kind,) if kind else (), type=type,
                       tags=tuple(tags or ()), since=since, until=until)
+    vector, withheld = prepared_vector(scope, run, query) if "semantic" in params.channels else (None, None)
     outcome = hybrid_search(scope.store, scope.embedder_or_none() if "semantic" in params.channels else None,
-                            query, filters, params)
+                            query, filters, params, vector=vector, withheld=withheld)
     hits = _named(scope, [SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels))
                           for h in outcome.hits])
     warnings = list(outcome.warnings)
     if (note := scope.engine.embed_note()) and any("semantic channel" in w for w in warnings):
         warnings.append(note)
     return SearchResult(query=query, hits=hits, warnings=warnings)
+
+
+def prepared_vector(scope: Scope, run: str | None, query: str) -> tuple[np.ndarray | None, str | None]:
+    """(the query's vector prepared under a run budget, or why it was withheld); (None, None) without a budget.
+
+    A recall hands its steps the batch it prepared (``scope.prepared``); a lone search prepares its own.
+    """
+    prepared = scope.prepared if scope.prepared is not None else scope.engine.prepare_queries(scope, run, [query])
+    if prepared is None:
+        return None, None
+    vector = prepared.vector_for(query)
+    if vector is not None:
+        return vector, None
+    return None, prepared.note or ("semantic preparation withheld (the query's prepared vector expired at the run's "
+                                   "deadline); answered from the lexical and graph channels")
 
 
 def get_memory(

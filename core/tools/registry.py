@@ -59,10 +59,15 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
 MaxChars = Annotated[int, Field(ge=1200, le=12000, description="Answer length cap in characters.")]
 WorkspaceArg = Annotated[str, Field(pattern=f"({WORKSPACE_PATTERN})|^$", max_length=40,
                                     description="Workspace (default: the configured one).")]
+RunArg = Annotated[str | None, Field(min_length=1, max_length=200, pattern=r"^[\x21-\x7e]+$", description=(
+    "Run id: calls of one task share its semantic-preparation allowance (default: this MCP session)."))]
 #: The answer-length cap when a caller gives none (``Engine.call`` uses search.max_chars instead).
 DEFAULT_MAX_CHARS = 4000
 #: Row-function parameters that size the output: passed by the engine, never caller or step arguments.
 OUTPUT_PARAMETERS = ("max_chars",)
+#: Row-function parameters that say which run a call belongs to: caller arguments, never plan-step arguments
+#: (a recall's steps belong to the recall's run).
+RUN_PARAMETERS = ("run",)
 _FORBID = ConfigDict(extra="forbid")
 
 
@@ -73,7 +78,7 @@ def args_model(name: str) -> type[BaseModel]:
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     for param in list(inspect.signature(fn).parameters.values())[1:]:
-        if param.name in OUTPUT_PARAMETERS:
+        if param.name in OUTPUT_PARAMETERS or param.name in RUN_PARAMETERS:
             continue
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (hints[param.name], default)
@@ -82,9 +87,11 @@ def args_model(name: str) -> type[BaseModel]:
 
 @cache
 def call_model(name: str) -> type[BaseModel]:
-    """The arguments a caller passes: the row arguments plus ``workspace`` and, where the answer can
-    grow with the data, ``max_chars``."""
+    """The arguments a caller passes: the row arguments plus ``workspace``, ``run`` where the row function
+    takes one, and, where the answer can grow with the data, ``max_chars``."""
     extra: dict[str, Any] = {"workspace": (WorkspaceArg, "")}
+    if "run" in inspect.signature(TOOLS[name].rows).parameters:
+        extra["run"] = (RunArg, None)
     if TOOLS[name].budgeted:
         extra["max_chars"] = (MaxChars, DEFAULT_MAX_CHARS)
     return create_model(f"{_camel(name)}Call", __base__=args_model(name), **extra)

@@ -138,6 +138,7 @@ class WorkspaceStatus(BaseModel):
     embed_note: str = ""
     workspaces: list[str] = Field(default_factory=list)
     local_inference: str = ""
+    run_budget: str = ""  # the run budget's limits when recall.run_budget is on
 
 
 class DeviceContext(BaseModel):

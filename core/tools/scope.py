@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..store import WorkspaceStore
 
 if TYPE_CHECKING:
+    from ..budget import Prepared
     from ..embedding import Embedder
     from ..engine import Engine
     from ..settings import Settings
@@ -21,6 +22,8 @@ class Scope:
     workspace: str
     store: WorkspaceStore
     engine: Engine
+    #: Query vectors prepared for a batch under a run budget (recall prepares its plan's searches at once).
+    prepared: Prepared | None = None
 
     @property
     def settings(self) -> Settings:
