@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     end.add_argument("fact_id")
     fact.set_defaults(tool="kg_edit")
 
+    sub.add_parser("tray", help="Start the tray app (also: `engram` with no command, on a desktop)",
+                   description="The tray icon and window; it serves your editors like `engram service` does.")
     cli_recall.add_parser(sub, common)
     cli_config.add_parser(sub)
     cli_mcp.add_parsers(sub)
@@ -99,12 +101,22 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
     env = dict(os.environ if environ is None else environ)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
-    if args.command is None:
-        parser.print_help()
-        return 0
     if args.data_dir:
         env["ENGRAM_DATA_DIR"] = str(Path(args.data_dir).expanduser().resolve())
     paths = Paths.from_environ(env)
+    if args.command in (None, "tray"):
+        from .desktop.main import has_display
+
+        if has_display(env):
+            return _run_tray(paths, env, verbose=args.verbose)
+        if args.command == "tray":
+            print("engram: No desktop: the tray app needs a display (DISPLAY or WAYLAND_DISPLAY is not set). "
+                  "On a server run `engram service` instead.", file=sys.stderr)
+            return 1
+        parser.print_help()
+        print("\nNo desktop here (no DISPLAY or WAYLAND_DISPLAY), so `engram` printed this help instead of "
+              "starting the tray app.")
+        return 0
     try:
         if args.command == "config":
             return cli_config.run(args, paths, env)
@@ -135,6 +147,16 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
     except KeyboardInterrupt:
         print("engram: interrupted", file=sys.stderr)
         return 130
+
+
+def _run_tray(paths: Paths, env: dict[str, str], *, verbose: bool) -> int:
+    from .desktop.main import run_tray
+
+    try:
+        return run_tray(paths, env, verbose=verbose)
+    except EngramError as exc:
+        print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
+        return 2 if isinstance(exc, SettingsError) else 1
 
 
 def main() -> None:

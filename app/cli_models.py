@@ -9,11 +9,12 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from engram.core import Engine
+from engram.core import Engine, EngramError
 from engram.core.embedding.bundled import ensure_bundled_model
 from engram.core.manifest import load_manifest, resolve_model
 from engram.core.models.backend import backend_devices, bootstrap_plan
 
+from .keys import REMOTE_PROVIDERS
 from .progress import DownloadPrinter
 
 COMMANDS = ("models", "bootstrap", "keys")
@@ -36,7 +37,7 @@ def add_parsers(sub: Any) -> None:
     for name, text in (("set", "Store a key (read from standard input, or asked for on a terminal)"),
                        ("remove", "Remove a stored key")):
         p = key_actions.add_parser(name, help=text)
-        p.add_argument("provider", choices=["openai", "anthropic", "vllm", "ollama"])
+        p.add_argument("provider", choices=REMOTE_PROVIDERS)
     boot = sub.add_parser("bootstrap", help="Install the llama.cpp build that fits this computer's GPU",
                           description="Detects GPUs, chooses the build (Vulkan on Windows/Linux x86-64 with a GPU, "
                                       "Metal on macOS, CPU otherwise) and reinstalls llama-cpp-python with it.")
@@ -123,28 +124,20 @@ def _bootstrap(args: argparse.Namespace, engine: Engine) -> int:
 def _keys(args: argparse.Namespace) -> int:
     import getpass
 
-    import keyring
-    from keyring.errors import KeyringError, PasswordDeleteError
-
-    from engram.core.models.providers import KEYRING_SERVICE
+    from . import keys
 
     try:
         if args.keys_action == "remove":
-            try:
-                keyring.delete_password(KEYRING_SERVICE, args.provider)
-            except PasswordDeleteError:
-                print(f"no key stored for {args.provider}")
-                return 0
-            print(f"removed the {args.provider} key from the keyring")
+            removed = keys.remove_key(args.provider)
+            print(f"removed the {args.provider} key from the keyring" if removed else f"no key stored for {args.provider}")
             return 0
-        secret = getpass.getpass(f"{args.provider} API key: ") if sys.stdin.isatty() else sys.stdin.read().strip()
-        if not secret:
-            print("engram: Invalid argument: the key is empty; nothing was stored.", file=sys.stderr)
-            return 2
-        keyring.set_password(KEYRING_SERVICE, args.provider, secret)
-        print(f"stored the {args.provider} key in the keyring ({keyring.get_keyring().__class__.__name__})")
+        secret = getpass.getpass(f"{args.provider} API key: ") if sys.stdin.isatty() else sys.stdin.read()
+        keys.store_key(args.provider, secret)
+        print(f"stored the {args.provider} key in the keyring ({keys.backend_name()})")
         return 0
-    except KeyringError as exc:
-        print(f"engram: Keyring unavailable: {str(exc).rstrip('.')}. Remote providers need a working OS keyring.",
-              file=sys.stderr)
+    except keys.KeyringUnavailable as exc:
+        print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
         return 1
+    except EngramError as exc:
+        print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
+        return 2

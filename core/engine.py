@@ -74,6 +74,8 @@ class Engine:
         self._embed_error: str | None = None
         self._embed_lock = threading.Lock()
         self._listeners: list[Listener] = []
+        self._indexing = threading.Event()
+        self._indexing.set()
         self._closed = False
         self._gpus: list[Gpu] | None = None
         self._pool: ModelPool | None = None
@@ -88,8 +90,28 @@ class Engine:
         return lambda: self._listeners.remove(listener)
 
     def ingest_progress(self, progress: IngestProgress) -> None:
+        """Tell the listeners how far an ingest is; while indexing is paused, hold the ingest here."""
         for listener in list(self._listeners):
             listener(progress)
+        # Between batches: what is written stays written, and the next batch waits for resume_indexing().
+        self._indexing.wait()
+
+    def pause_indexing(self) -> None:
+        """Hold every ingest of this engine after its current batch until ``resume_indexing``."""
+        self._indexing.clear()
+
+    def resume_indexing(self) -> None:
+        """Let paused ingests continue."""
+        self._indexing.set()
+
+    @property
+    def indexing_paused(self) -> bool:
+        return not self._indexing.is_set()
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Use ``settings`` from the next call on. Loaded models and open workspaces keep what they were
+        opened with (the embedding model, its threads, the GPU device, read consistency) until a restart."""
+        self.settings = settings
 
     # ---------------------------------------------------------------- embedding
 
@@ -318,6 +340,7 @@ class Engine:
                 return
             self._closed = True
             self._stores.clear()
+        self._indexing.set()  # a paused ingest finishes its batch instead of holding the close
         self.writer.close()
         self._budget.close()
         if self._embedder is not None and self._owns_embedder:

@@ -180,6 +180,15 @@ class ServiceSettings(_Group):
         60.0, ge=1.0, le=600.0, description="How long `engram mcp` waits for a service it started to answer.")
 
 
+class DesktopSettings(_Group):
+    about: ClassVar[str] = "The tray app"
+
+    start_at_login: bool = Field(False, description=(
+        "Start the tray app when you log in (the tray app writes or removes its login entry when it starts "
+        "or when you change this in its window)."))
+    notifications: bool = Field(True, description="Show tray notifications for finished long jobs and errors.")
+
+
 class Settings(BaseModel):
     """Every setting, one group per concern. Build it with ``settings_file.load_settings``."""
 
@@ -194,6 +203,7 @@ class Settings(BaseModel):
     search: SearchSettings = Field(default_factory=SearchSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
+    desktop: DesktopSettings = Field(default_factory=DesktopSettings)
 
 
 def _groups(model: type[BaseModel], prefix: str = "") -> dict[str, type[_Group]]:

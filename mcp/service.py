@@ -7,6 +7,7 @@ service runs per data folder (an OS lock); a second start reports where the firs
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import logging
@@ -14,11 +15,12 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Generator, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
+import uvicorn
 
 from engram.core import Engine, EngramError, Paths, Settings
 
@@ -106,47 +108,153 @@ def already_running_message(paths: Paths) -> str:
     return f"An Engram service is already running for {paths.data_dir}{where}."
 
 
+class ServiceRunning(EngramError):
+    title = "Service already running"
+
+
+class ServiceUnavailable(EngramError):
+    title = "Service not started"
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, optionally leaving SIGINT/SIGTERM to the host (the tray app handles them itself)."""
+
+    def __init__(self, config: uvicorn.Config, *, handle_signals: bool) -> None:
+        super().__init__(config)
+        self._handle_signals = handle_signals
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        if self._handle_signals:
+            with super().capture_signals():
+                yield
+        else:
+            yield
+
+
+class Service:
+    """One engine served as MCP over Streamable HTTP on a loopback port.
+
+    ``engram service`` runs it on its own asyncio loop (``run_service``); the tray app runs the same
+    class on the Qt event loop through qasync (``await service.serve()``). ``open`` takes the data
+    folder's instance lock, binds the port and writes ``service.json``; ``serve`` answers until
+    ``stop``; ``close`` undoes ``open`` (idempotent). The engine is closed by ``close`` only when the
+    service created it.
+    """
+
+    def __init__(self, paths: Paths, settings: Settings, *, engine: Engine | None = None,
+                 handle_signals: bool = True) -> None:
+        self.paths = paths
+        self.settings = settings
+        self._engine = engine
+        self._owns_engine = engine is None
+        self._handle_signals = handle_signals
+        self._lock: InstanceLock | None = None
+        self._sock: socket.socket | None = None
+        self._server: _Server | None = None
+        self._closing = threading.Lock()
+        self.info: ServiceInfo | None = None
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            raise RuntimeError("the service is not open")
+        return self._engine
+
+    def open(self) -> ServiceInfo:
+        """Take the instance lock, bind the port and publish ``service.json``.
+
+        Raises:
+            ServiceRunning: another process serves this data folder (the message says where).
+            ServiceUnavailable: the port cannot be bound (the message says how to choose another).
+        """
+        lock = InstanceLock(self.paths.data_dir)
+        if not lock.acquire():
+            lock.release()
+            raise ServiceRunning(already_running_message(self.paths))
+        self._lock = lock
+        try:
+            secret = token(self.paths.data_dir, create=True)
+            assert secret is not None
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._sock = sock
+            # Replies go out as several writes (headers, body, SSE events); without TCP_NODELAY each one after
+            # the first waits for the client's delayed ACK (~40 ms on Linux). Accepted sockets inherit it.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
+                sock.bind(("127.0.0.1", self.settings.service.port))
+            except OSError as exc:
+                raise ServiceUnavailable(
+                    f"Cannot listen on 127.0.0.1:{self.settings.service.port} ({exc.strerror}). Choose another port "
+                    "with `engram config set service.port N` (0 picks a free one).") from exc
+            sock.listen(128)
+            if self._engine is None:
+                self._engine = Engine(self.paths, self.settings)
+            app = build_server(EngineBackend(self._engine)).streamable_http_app(streamable_http_path=MCP_PATH,
+                                                                               host="127.0.0.1")
+            self._server = _Server(uvicorn.Config(Guard(app, secret, self.close), log_config=None, lifespan="on",
+                                                  timeout_graceful_shutdown=5),
+                                   handle_signals=self._handle_signals)
+            # Load the embedding model and open the default workspace while the first client connects.
+            threading.Thread(target=_warm_up, args=(self._engine,), name="warm-up", daemon=True).start()
+            self.info = ServiceInfo(port=sock.getsockname()[1], pid=os.getpid(), version=version())
+            write_info(self.paths.data_dir, self.info)
+        except BaseException:
+            self.close()
+            raise
+        logger.info("serving MCP on %s for %s", self.info.url, self.paths.data_dir)
+        return self.info
+
+    async def serve(self) -> None:
+        """Answer MCP requests until ``stop`` (or, with ``handle_signals``, SIGINT/SIGTERM); then ``close``."""
+        if self._server is None or self._sock is None:
+            raise RuntimeError("open the service before serving it")
+        try:
+            await self._server.serve(sockets=[self._sock])
+        finally:
+            self.close()
+
+    def run(self) -> None:
+        """``serve`` on a new asyncio loop of its own (the headless service)."""
+        if self._server is None or self._sock is None:
+            raise RuntimeError("open the service before serving it")
+        try:
+            self._server.run(sockets=[self._sock])
+        finally:
+            self.close()
+
+    def stop(self) -> None:
+        """Ask ``serve`` to finish its requests and return (thread-safe, returns at once)."""
+        if self._server is not None:
+            self._server.should_exit = True
+
+    def close(self) -> None:
+        """Withdraw ``service.json``, close the socket, the owned engine and the lock. Safe to call twice."""
+        with self._closing:
+            if self.info is not None:
+                remove_info(self.paths.data_dir, self.info.pid)
+                logger.info("service stopped")
+                self.info = None
+            if self._sock is not None:
+                self._sock.close()
+                self._sock = None
+            if self._owns_engine and self._engine is not None:
+                self._engine.close()
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+
 def run_service(paths: Paths, settings: Settings) -> int:
     """Serve until SIGINT/SIGTERM. Returns the process exit status (0 also when one already runs)."""
-    import uvicorn
-
-    lock = InstanceLock(paths.data_dir)
-    if not lock.acquire():
-        print(already_running_message(paths), file=sys.stderr)
-        return 0
-    secret = token(paths.data_dir, create=True)
-    assert secret is not None
-    engine = Engine(paths, settings)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    service = Service(paths, settings)
     try:
-        # Replies go out as several writes (headers, body, SSE events); without TCP_NODELAY each one after the
-        # first waits for the client's delayed ACK (~40 ms on Linux). Accepted sockets inherit the option.
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind(("127.0.0.1", settings.service.port))
-        sock.listen(128)
-        port = sock.getsockname()[1]
-        app = build_server(EngineBackend(engine)).streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1")
-
-        def shut_down() -> None:
-            remove_info(paths.data_dir, os.getpid())
-            engine.close()
-            logger.info("service stopped")
-
-        server = uvicorn.Server(uvicorn.Config(Guard(app, secret, shut_down), log_config=None, lifespan="on",
-                                               timeout_graceful_shutdown=5))
-        # Load the embedding model and open the default workspace while the first client connects.
-        threading.Thread(target=_warm_up, args=(engine,), name="warm-up", daemon=True).start()
-        info = ServiceInfo(port=port, pid=os.getpid(), version=version())
-        write_info(paths.data_dir, info)
-        logger.info("serving MCP on %s for %s", info.url, paths.data_dir)
-        server.run(sockets=[sock])
+        service.open()
+    except ServiceRunning as exc:
+        print(exc.message, file=sys.stderr)
         return 0
-    except OSError as exc:
-        print(f"engram: Service not started: cannot listen on 127.0.0.1:{settings.service.port} ({exc.strerror}). "
-              "Choose another port with `engram config set service.port N` (0 picks a free one).", file=sys.stderr)
+    except ServiceUnavailable as exc:
+        print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
         return 1
-    finally:
-        remove_info(paths.data_dir, os.getpid())
-        sock.close()
-        engine.close()
-        lock.release()
+    service.run()
+    return 0

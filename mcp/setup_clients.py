@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from engram.core import EngramError, Paths
 from engram.core.fileio import atomic_write_bytes
@@ -208,16 +208,13 @@ def run_setup(client_name: str | None, *, listing: bool, remove: bool, dry_run: 
     places = Places.from_environ()
     if listing or client_name is None:
         for client in CLIENTS.values():
-            path = client.path(places)
-            state = "configured" if _has_entry(client, path) else ("exists" if path.exists() else "not found")
-            print(f"{client.name:15} {client.label:15} {path}  [{state}]")
+            print(f"{client.name:15} {client.label:15} {client.path(places)}  [{client_state(client, places)}]")
         if client_name is None and not listing:
             print("\nRun `engram setup <client>` to add Engram to one of them.")
         return 0
     client = CLIENTS[client_name]
-    env = {k: v for k, v in os.environ.items() if k in ("ENGRAM_DATA_DIR", "ENGRAM_CONFIG_DIR")}
     try:
-        result = configure(client, places, command=launcher_command(), env=env, remove=remove, dry_run=dry_run)
+        result = configure(client, places, command=launcher_command(), env=launcher_env(), remove=remove, dry_run=dry_run)
     except SetupError as exc:
         print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
         return 1
@@ -230,6 +227,26 @@ def run_setup(client_name: str | None, *, listing: bool, remove: bool, dry_run: 
         verb = "removed Engram from" if remove else "added Engram to"
         print(f"{client.label}: {verb} {result.path}{saved}. Restart {client.label} to pick it up.")
     return 0
+
+
+ClientState = Literal["configured", "exists", "installed", "not found"]
+
+
+def client_state(client: Client, places: Places) -> ClientState:
+    """``configured`` (its config names Engram), ``exists`` (a config without Engram), ``installed`` (no
+    config yet, but the folder it lives in exists: the editor is there), or ``not found``."""
+    path = client.path(places)
+    if _has_entry(client, path):
+        return "configured"
+    if path.exists():
+        return "exists"
+    return "installed" if path.parent.exists() and path.parent != places.home else "not found"
+
+
+def launcher_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables an editor must pass to ``engram mcp`` so that it finds this data and config folder."""
+    source = os.environ if environ is None else environ
+    return {k: v for k, v in source.items() if k in ("ENGRAM_DATA_DIR", "ENGRAM_CONFIG_DIR")}
 
 
 def _has_entry(client: Client, path: Path) -> bool:

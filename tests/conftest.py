@@ -107,3 +107,17 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, object] | None:
+    """Async tests of the desktop app run on a qasync loop: the Qt event loop driving asyncio, as in the app."""
+    if item.path.name != "test_desktop.py":
+        return None
+
+    def qt_loop() -> object:
+        import qasync
+        from PySide6.QtWidgets import QApplication
+
+        return qasync.QEventLoop(QApplication.instance() or QApplication([]))
+
+    return {"qasync": qt_loop}

@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import keyring
 import pytest
 from keyring.backend import KeyringBackend
+from keyring.errors import PasswordDeleteError
 
 from engram.core.errors import ModelError
 from engram.core.models.generation import DeadlineExceeded
@@ -33,7 +34,8 @@ class MemoryKeyring(KeyringBackend):
         self.items[(service, username)] = password
 
     def delete_password(self, service: str, username: str) -> None:
-        self.items.pop((service, username), None)
+        if self.items.pop((service, username), None) is None:
+            raise PasswordDeleteError("no such password")  # as the real backends do
 
 
 @pytest.fixture

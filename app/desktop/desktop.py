@@ -1,0 +1,295 @@
+"""The desktop app as one object: the engine, the service in the Qt loop, jobs, the window and the tray.
+
+``Desktop.run`` is awaited on a qasync loop (the Qt event loop driving asyncio). It opens the
+service (the same ``Service`` class as ``engram service``, not a copy) on the shared engine, shows
+the tray when the desktop has one (retrying while it appears; the window alone otherwise), and
+returns after ``quit``. Engine work goes through ``jobs`` so the Qt thread never blocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QFileDialog, QSystemTrayIcon
+
+from engram.core import Engine, EngramError, Paths
+from engram.core.errors import IngestError, InvalidArgument, NotFound, SettingsError
+from engram.core.settings_file import LoadedSettings, load_settings
+from engram.mcp.service import Service, ServiceRunning, ServiceUnavailable
+from engram.mcp.setup_clients import Places
+
+from . import autostart
+from .jobs import Job, Jobs
+from .overview import collect_overview
+from .tray import Tray
+from .welcome import Welcome, first_run
+from .window import MainWindow
+
+logger = logging.getLogger(__name__)
+
+#: Errors about what someone asked for (shown as warnings); every other error is a failure.
+INPUT_ERRORS = (InvalidArgument, NotFound, IngestError, SettingsError)
+TRAY_RETRY_MS = 1000
+TRAY_RETRIES = 30
+SHUTDOWN_TIMEOUT_S = 10.0
+
+
+class Desktop(QObject):
+    """Owns what the app shows; ``run`` keeps it alive until ``quit``."""
+
+    state_changed = Signal(str)
+    service_changed = Signal(str)  # a sentence about the service (its address, or why it is not served here)
+    status_changed = Signal(str)  # the tray's status line
+    stopped = Signal()
+
+    def __init__(self, paths: Paths, environ: Mapping[str, str], *, engine: Engine | None = None,
+                 places: Places | None = None, serve: bool = True, tray: bool | None = None) -> None:
+        """``engine`` and ``places`` are seams for tests (default: a new engine, the user's folders);
+        ``serve=False`` runs without the MCP service; ``tray=True`` builds the tray icon even where the
+        platform reports no system tray (offscreen tests), ``False`` never builds it."""
+        super().__init__()
+        self.paths = paths
+        self.environ = dict(environ)
+        self.places = places or Places.from_environ(self.environ)
+        loaded = self.loaded_settings()
+        self.engine = engine or Engine(paths, loaded.settings)
+        self._owns_engine = engine is None
+        self.jobs = Jobs(parent=self)
+        self._unsubscribe = self.engine.subscribe(self.jobs.engine_event)
+        self.jobs.changed.connect(self._update_state)
+        self.jobs.finished.connect(self._job_finished)
+        self.window = MainWindow(self)
+        self.tray: Tray | None = None
+        self.service: Service | None = None
+        self.service_note = "Service not started."
+        self._serve = serve
+        self._tray_wanted = tray
+        self._serving: asyncio.Task[None] | None = None
+        self._failed: EngramError | None = None
+        self._tray_tries = 0
+        self._done: asyncio.Event | None = None
+        self.state = "ready"
+        self.welcome: Welcome | None = None
+        self.folder_dialog: QFileDialog | None = None
+
+    # ------------------------------------------------------------- settings
+
+    def loaded_settings(self) -> LoadedSettings:
+        """The settings as they are now (file + environment). Raises ``SettingsError`` for a bad file."""
+        return load_settings(self.paths.settings_file, self.environ)
+
+    def apply_settings(self, key: str) -> None:
+        """After ``key`` was saved: hand the new settings to the engine and act on the app's own keys."""
+        settings = self.loaded_settings().settings
+        self.engine.apply_settings(settings)
+        if key == "desktop.start_at_login":
+            self.sync_autostart()
+
+    def sync_autostart(self) -> None:
+        want = self.engine.settings.desktop.start_at_login
+        try:
+            if autostart.is_enabled() != want:
+                autostart.set_enabled(want)
+        except EngramError as exc:
+            self.notify(exc.title, exc.message, error=True)
+
+    # -------------------------------------------------------------- running
+
+    async def run(self) -> None:
+        """Start everything and wait until ``quit`` has finished."""
+        self._done = asyncio.Event()
+        self.start()
+        await self._done.wait()
+
+    def start(self) -> None:
+        if self._serve:
+            self.start_service()
+        self.sync_autostart()
+        if not self.attach_tray():
+            self.show_window()
+            self._retry_tray()
+        self.refresh()
+        if first_run(self):
+            self.show_welcome()
+
+    def start_service(self) -> None:
+        """Open the MCP service on this engine and serve it on the running (qasync) loop."""
+        service = Service(self.paths, self.engine.settings, engine=self.engine, handle_signals=False)
+        try:
+            info = service.open()
+        except ServiceRunning as exc:
+            self.service_note = f"{exc.message} Editors are served by it; this window works on the same data."
+            logger.info(self.service_note)
+        except ServiceUnavailable as exc:
+            self.service_note = f"{exc.title}: {exc.message}"
+            self._fail(exc)
+        else:
+            self.service = service
+            self._serving = asyncio.ensure_future(service.serve())
+            self.service_note = f"Serving editors at {info.url}"
+        self.window.show_service(self.service_note)
+        self.service_changed.emit(self.service_note)
+
+    def attach_tray(self) -> bool:
+        """Show the tray icon if the desktop has a system tray now."""
+        if self.tray is not None:
+            return True
+        if self._tray_wanted is False or (self._tray_wanted is None and not QSystemTrayIcon.isSystemTrayAvailable()):
+            return False
+        self.tray = Tray(self)
+        self.tray.set_state(self.state)
+        self.tray.show()
+        return True
+
+    def _retry_tray(self) -> None:
+        # No signal tells when a tray appears (e.g. the panel starts after us at login): ask again a while.
+        if self._tray_tries >= TRAY_RETRIES or self._done is None or self._done.is_set():
+            return
+        self._tray_tries += 1
+        QTimer.singleShot(TRAY_RETRY_MS, lambda: None if self.attach_tray() else self._retry_tray())
+
+    def quit(self) -> None:
+        """Stop the service, let running jobs end, close the engine; ``run`` then returns."""
+        asyncio.ensure_future(self.shutdown())
+
+    async def shutdown(self) -> None:
+        if self.service is not None:
+            self.service.stop()
+            if self._serving is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._serving), SHUTDOWN_TIMEOUT_S)
+                except (asyncio.TimeoutError, asyncio.CancelledError):
+                    logger.warning("the service did not stop within %.0f s", SHUTDOWN_TIMEOUT_S)
+                except Exception:  # the service's own failure: logged, the app still quits
+                    logger.exception("the service stopped with an error")
+            self.service.close()
+        self.jobs.shutdown()
+        self._unsubscribe()
+        self.engine.resume_indexing()
+        if self._owns_engine:
+            await asyncio.to_thread(self.engine.close)
+        if self.tray is not None:
+            self.tray.hide()
+        self.window.hide()
+        self.stopped.emit()
+        if self._done is not None:
+            self._done.set()
+
+    # --------------------------------------------------------------- actions
+
+    def show_window(self) -> None:
+        self.window.showNormal()
+        self.window.raise_()
+        self.window.activateWindow()
+        if self.state == "error":  # the person has seen it
+            self._failed = None
+            self._update_state()
+        self.window.overview.refresh()
+
+    def show_welcome(self) -> None:
+        self.show_window()
+        self.welcome = Welcome(self)
+        self.welcome.done_with.connect(lambda messages: [self.notify("Editors", m) for m in messages])
+        self.welcome.open()
+
+    def choose_folder_to_ingest(self) -> None:
+        """Ask for a folder (a non-modal dialog: no nested event loop) and ingest it."""
+        dialog = QFileDialog(self.window, "Ingest a folder")
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(lambda path: self.ingest_folder(path) if path else None)
+        self.folder_dialog = dialog
+        dialog.open()
+
+    def ingest_folder(self, folder: str, project: str | None = None, workspace: str = "") -> Job:
+        """Ingest ``folder`` on a worker; its progress shows in the window and the tray."""
+        args: dict[str, Any] = {"path": folder, "workspace": workspace}
+        if project:
+            args["project"] = project
+        name = Path(folder).name or folder
+        return self.jobs.submit("ingest", f"Ingest {name}", lambda report: self.engine.call("ingest_path", args))
+
+    def set_indexing_paused(self, paused: bool) -> None:
+        if paused:
+            self.engine.pause_indexing()
+        else:
+            self.engine.resume_indexing()
+        if self.tray is not None and self.tray.pause_action.isChecked() != paused:
+            self.tray.pause_action.setChecked(paused)
+        self._update_state()
+
+    def editors_changed(self) -> None:
+        self.window.editors.refresh()
+        if self.tray is not None:
+            self.tray.refresh_editors()
+
+    def refresh(self) -> None:
+        """Recount memories and sources (for the tray's status line and the Overview) in the background."""
+        engine = self.engine
+        self.jobs.submit("task", "Counting memories", lambda report: collect_overview(engine),
+                         on_done=self._show_counts)
+
+    def _show_counts(self, job: Job) -> None:
+        if job.error is not None:
+            text = f"{job.error.title}: {job.error.message}"
+        else:
+            memories = sum(w["memories"] for w in job.result["workspaces"])
+            sources = sum(w["sources"] for w in job.result["workspaces"])
+            helper = (f" · helper: {self.engine.settings.tagger.local.model}" if self.engine.settings.recall.llm
+                      else "")
+            text = f"{memories:,} memories · {sources:,} sources · model: {self.engine.settings.embed.model}{helper}"
+        if self.tray is not None:
+            self.tray.set_status(text)
+        self.status_changed.emit(text)
+        if job.error is None:
+            self.window.overview.show_overview(job)
+
+    # ------------------------------------------------------- state, notices
+
+    def notify(self, title: str, message: str, *, error: bool = False, warning: bool = False) -> None:
+        """A tray notification (the status bar where there is no tray)."""
+        logger.log(logging.ERROR if error else logging.INFO, "%s: %s", title, message)
+        if self.tray is not None and self.engine.settings.desktop.notifications:
+            self.tray.notify(title, message, error=error, warning=warning)
+        self.window.statusBar().showMessage(f"{title}: {message}", 15000)
+
+    def _fail(self, exc: EngramError) -> None:
+        self._failed = exc
+        self._update_state()
+        self.notify(exc.title, exc.message, error=not isinstance(exc, INPUT_ERRORS),
+                    warning=isinstance(exc, INPUT_ERRORS))
+
+    def _job_finished(self, job: Job) -> None:
+        if job.error is not None:
+            if job.kind != "recall":  # a recall's error is shown where it was asked
+                self._fail(job.error)
+        elif job.kind == "ingest" and job.result is not None:
+            r = job.result.result
+            self.notify("Ingest finished", f"{r.project}: {r.files_indexed:,} files indexed, {r.files_unchanged:,} "
+                        f"unchanged, {r.chunks_written:,} chunks in {r.seconds:.1f} s.")
+        elif job.kind == "download":
+            self.notify("Download finished", str(job.result))
+        if job.kind in ("ingest", "download") or (job.kind == "task" and job.title.startswith(("Remove", "Verify"))):
+            self.refresh()
+        self._update_state()
+
+    def _update_state(self, _job: object = None) -> None:
+        running = self.jobs.running()
+        if self._failed is not None:
+            state, detail = "error", f"{self._failed.title}: {self._failed.message}"
+        elif any(j.kind == "download" for j in running):
+            state, detail = "downloading", ""
+        elif any(j.kind == "ingest" for j in running):
+            state, detail = "indexing", "paused" if self.engine.indexing_paused else ""
+        else:
+            state, detail = "ready", "indexing paused" if self.engine.indexing_paused else ""
+        if self.tray is not None:
+            self.tray.set_state(state, detail)
+        if state != self.state:
+            self.state = state
+            self.state_changed.emit(state)

@@ -1,0 +1,162 @@
+"""Background work for the window and the tray: blocking engine calls on worker threads.
+
+The Qt thread never waits on the engine. ``Jobs.submit`` runs a callable on a small thread pool and
+reports through Qt signals, which Qt delivers on the thread of whoever listens (the Qt thread).
+Ingest progress comes from the engine's events: an event raised on one of our workers updates that
+worker's job; one raised on another thread (an editor's ingest through the service) becomes an
+``external`` job, so the tray shows that indexing too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from PySide6.QtCore import QObject, Signal
+
+from engram.core import EngramError
+from engram.core.ingest.pipeline import IngestProgress
+
+logger = logging.getLogger(__name__)
+
+JobKind = Literal["ingest", "download", "recall", "task"]
+Report = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Job:
+    """A snapshot of one piece of background work."""
+
+    id: int
+    kind: JobKind
+    title: str
+    done: int = 0
+    total: int = 0
+    detail: str = ""
+    finished: bool = False
+    result: Any = None
+    error: EngramError | None = None
+    external: bool = False
+
+    @property
+    def percent(self) -> int | None:
+        """0–100 when the total is known."""
+        if self.finished and self.error is None:
+            return 100
+        return int(100 * self.done / self.total) if self.total else None
+
+
+class Jobs(QObject):
+    """Runs blocking work off the Qt thread; every change of a job is emitted as ``changed``."""
+
+    changed = Signal(object)  # Job
+    finished = Signal(object)  # Job, once, when it ends (``error`` set when it failed)
+
+    def __init__(self, workers: int = 2, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="engram-job")
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._jobs: dict[int, Job] = {}
+        self._by_thread: dict[int, int] = {}
+        self._handlers: dict[int, Callable[[Job], None]] = {}
+        # Emitted on a worker, delivered here on the Qt thread (this object lives there).
+        self.finished.connect(self._dispatch)
+
+    def submit(self, kind: JobKind, title: str, work: Callable[[Report], Any],
+               on_done: Callable[[Job], None] | None = None) -> Job:
+        """Run ``work(report)`` on a worker; ``report(done, total, detail)`` updates the job's progress.
+
+        ``on_done(job)`` runs on the Qt thread when the work ends (``job.error`` set when it failed).
+        """
+        job = Job(next(self._ids), kind, title)
+        if on_done is not None:
+            self._handlers[job.id] = on_done
+        self._store(job)
+
+        def run() -> None:
+            thread = threading.get_ident()
+            with self._lock:
+                self._by_thread[thread] = job.id
+            try:
+                result = work(lambda done, total, detail="": self._update(job.id, done=done, total=total,
+                                                                          detail=detail))
+            except EngramError as exc:
+                self._finish(job.id, error=exc)
+            except Exception as exc:  # the top-level handler of a worker: the window must hear of it
+                logger.exception("%s failed", title)
+                self._finish(job.id, error=EngramError(f"{title} failed unexpectedly: {exc!r}. The log has details.",
+                                                       title="Unexpected error"))
+            else:
+                self._finish(job.id, result=result)
+            finally:
+                with self._lock:
+                    self._by_thread.pop(thread, None)
+
+        self._pool.submit(run)
+        return job
+
+    def engine_event(self, event: object) -> None:
+        """An engine listener (any thread): ingest progress updates the job of the thread that raised it."""
+        if not isinstance(event, IngestProgress):
+            return
+        thread = threading.get_ident()
+        with self._lock:
+            job_id = self._by_thread.get(thread)
+            if job_id is None:  # an ingest that an editor started through the service
+                job = Job(next(self._ids), "ingest", "Indexing (requested by an editor)", external=True)
+                self._jobs[job.id] = job
+                self._by_thread[thread] = job_id = job.id
+        detail = f"{event.files_done:,} of {event.files_total:,} files, {event.chunks:,} chunks"
+        self._update(job_id, done=event.files_done, total=event.files_total, detail=detail)
+        job = self.get(job_id)
+        if job is not None and job.external and event.files_done >= event.files_total:
+            with self._lock:
+                self._by_thread.pop(thread, None)
+            self._finish(job_id, result=None)
+
+    def _dispatch(self, job: Job) -> None:
+        handler = self._handlers.pop(job.id, None)
+        if handler is not None:
+            handler(job)
+
+    def get(self, job_id: int) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def running(self) -> list[Job]:
+        with self._lock:
+            return [j for j in self._jobs.values() if not j.finished]
+
+    def shutdown(self) -> None:
+        """Stop taking work; running jobs finish on their threads."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _store(self, job: Job) -> None:
+        with self._lock:
+            self._jobs[job.id] = job
+        self.changed.emit(job)
+
+    def _update(self, job_id: int, **changes: Any) -> None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or job.finished:
+                return
+            job = self._jobs[job_id] = replace(job, **changes)
+        self.changed.emit(job)
+
+    def _finish(self, job_id: int, *, result: Any = None, error: EngramError | None = None) -> None:
+        with self._lock:
+            job = self._jobs.pop(job_id, None)
+            if job is None:
+                return
+            if error is None and job.total:
+                job = replace(job, done=job.total)
+            job = replace(job, finished=True, result=result, error=error)
+        self.changed.emit(job)
+        self.finished.emit(job)

@@ -1,0 +1,93 @@
+"""The tray icon: state at a glance (ready, indexing, downloading, error) and the menu."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from engram.mcp.setup_clients import CLIENTS, client_state
+
+from .editors_page import connect_editor
+from .resources import tray_icon
+
+if TYPE_CHECKING:
+    from .desktop import Desktop
+
+STATE_TIPS = {"ready": "Engram — ready", "indexing": "Engram — indexing", "downloading": "Engram — downloading a model",
+              "error": "Engram — something failed (open Engram for details)"}
+
+
+class Tray(QObject):
+    """The icon, its menu and its notifications. Every action calls into ``Desktop``."""
+
+    def __init__(self, desktop: Desktop) -> None:
+        super().__init__(desktop)
+        self.desktop = desktop
+        self.icon = QSystemTrayIcon(tray_icon("ready"))
+        self.menu = QMenu()
+        self.status_action = self.menu.addAction("Starting…")
+        self.status_action.setEnabled(False)
+        self.menu.addSeparator()
+        self.open_action = self.menu.addAction("Open Engram")
+        self.open_action.triggered.connect(desktop.show_window)
+        self.editors_menu = self.menu.addMenu("Connect an editor")
+        self.editor_actions: dict[str, QAction] = {}
+        for client in CLIENTS.values():
+            action = self.editors_menu.addAction(client.label)
+            action.setCheckable(True)
+            action.triggered.connect(lambda _checked=False, c=client: self._toggle_editor(c))
+            self.editor_actions[client.name] = action
+        self.ingest_action = self.menu.addAction("Ingest a folder…")
+        self.ingest_action.triggered.connect(desktop.choose_folder_to_ingest)
+        self.pause_action = self.menu.addAction("Pause indexing")
+        self.pause_action.setCheckable(True)
+        self.pause_action.toggled.connect(desktop.set_indexing_paused)
+        self.menu.addSeparator()
+        self.quit_action = self.menu.addAction("Quit Engram")
+        self.quit_action.triggered.connect(desktop.quit)
+        self.icon.setContextMenu(self.menu)
+        self.icon.activated.connect(self._activated)
+        self.refresh_editors()
+        self.set_state("ready")
+
+    def show(self) -> None:
+        self.icon.show()
+
+    def hide(self) -> None:
+        self.icon.hide()
+
+    def set_state(self, state: str, detail: str = "") -> None:
+        self.icon.setIcon(tray_icon(state))
+        self.icon.setToolTip(STATE_TIPS[state] + (f"\n{detail}" if detail else ""))
+
+    def set_status(self, text: str) -> None:
+        self.status_action.setText(text)
+
+    def refresh_editors(self) -> None:
+        for name, action in self.editor_actions.items():
+            configured = client_state(CLIENTS[name], self.desktop.places) == "configured"
+            action.setChecked(configured)
+            action.setText(f"{CLIENTS[name].label} (connected)" if configured else CLIENTS[name].label)
+
+    def notify(self, title: str, message: str, *, error: bool = False, warning: bool = False) -> None:
+        kind = (QSystemTrayIcon.MessageIcon.Critical if error else
+                QSystemTrayIcon.MessageIcon.Warning if warning else QSystemTrayIcon.MessageIcon.Information)
+        self.icon.showMessage(title, message, kind, 8000)
+
+    def _toggle_editor(self, client: object) -> None:
+        from engram.core import EngramError
+
+        remove = client_state(client, self.desktop.places) == "configured"  # type: ignore[arg-type]
+        try:
+            text = connect_editor(client, self.desktop.places, remove=remove)  # type: ignore[arg-type]
+            self.desktop.notify("Editors", text)
+        except EngramError as exc:
+            self.desktop.notify(exc.title, exc.message, error=True)
+        self.desktop.editors_changed()
+
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason in (QSystemTrayIcon.ActivationReason.Trigger, QSystemTrayIcon.ActivationReason.DoubleClick):
+            self.desktop.show_window()

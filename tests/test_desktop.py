@@ -1,0 +1,446 @@
+"""The desktop app, driven for real offscreen: the window's pages, the tray menu, the service inside
+the Qt loop answering a real MCP client, single instance and signals with real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import keyring
+import pytest
+from keyring.backends.fail import Keyring as FailKeyring
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit
+
+from engram.app import cli
+from engram.app.desktop import autostart
+from engram.app.desktop.desktop import Desktop
+from engram.app.desktop.instance import InstanceServer, ask_running_instance
+from engram.app.desktop.settings_page import SECTIONS
+from engram.app.desktop.welcome import MARKER
+from engram.core import Engine, Paths
+from engram.core.settings_file import load_settings
+from engram.mcp.service_files import read_info
+from engram.mcp.setup_clients import Places
+
+from .conftest import write_tree
+from .test_providers import MemoryKeyring
+
+ENGRAM = [sys.executable, "-m", "engram.app"]
+
+# A valid and (where the key has one) a refused value for every key the Settings page edits.
+VALUES: dict[str, tuple[str, str | None]] = {
+    "recall.llm_timeout_sec": ("45.0", "0.5"),
+    "recall.max_chars": ("5000", "99999"),
+    "search.max_chars": ("3000", "many"),
+    "recall.run_budget.max_tokens_per_query": ("128", "-1"),
+    "search.limit": ("15", "0"),
+    "search.weight_semantic": ("0.8", "heavy"),
+    "search.weight_lexical": ("1.2", "-3"),
+    "search.weight_graph": ("0.2", "x"),
+    "tagger.llm_provider": ("ollama", None),
+    "tagger.base_url": ("http://127.0.0.1:11434", None),
+    "tagger.remote_model": ("qwen3:4b", None),
+    "tagger.local.model": ("qwen3.5-35b-a3b", None),
+    "model.gpu_device": ("cpu", None),
+    "service.port": ("8765", "70000"),
+}
+
+
+@pytest.fixture(autouse=True)
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    ring = MemoryKeyring()
+    keyring.set_keyring(ring)
+    yield ring
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder of our own: editor configs and the login entry land here, never in the real one."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return folder
+
+
+@pytest.fixture
+def environ(paths: Paths, home: Path) -> dict[str, str]:
+    return {"HOME": str(home), "ENGRAM_DATA_DIR": str(paths.data_dir), "ENGRAM_CONFIG_DIR": str(paths.config_dir)}
+
+
+@pytest.fixture
+def make_desktop(qapp: Any, paths: Paths, environ: dict[str, str], real_embedder: Any) -> Iterator[Any]:
+    made: list[Desktop] = []
+
+    def build(*, serve: bool = False, tray: bool | None = True, env: dict[str, str] | None = None) -> Desktop:
+        settings = load_settings(paths.settings_file, env or environ).settings
+        engine = Engine(paths, settings, embedder=real_embedder)
+        desktop = Desktop(paths, env or environ, engine=engine, places=Places.from_environ(env or environ),
+                          serve=serve, tray=tray)
+        desktop._owns_engine = True  # close the engine with the app, as the real one does
+        made.append(desktop)
+        return desktop
+
+    yield build
+    for desktop in made:
+        desktop.jobs.shutdown()
+        desktop.window.hide()
+        desktop.engine.close()
+
+
+def saved(paths: Paths, key: str) -> Any:
+    return load_settings(paths.settings_file, {}).value(key)
+
+
+def enter(row: Any, text: str) -> None:
+    """Type ``text`` into a row's editor and leave it, as a person would."""
+    editor = row.editor
+    if isinstance(editor, QLineEdit):
+        editor.setText(text)
+        editor.editingFinished.emit()
+    else:
+        assert isinstance(editor, QComboBox)
+        index = editor.findText(text)
+        if index < 0:
+            editor.setEditText(text)
+            editor.lineEdit().editingFinished.emit()
+        else:
+            editor.setCurrentIndex(index)
+            editor.activated.emit(index)
+
+
+# ----------------------------------------------------------------------------- settings
+
+
+def test_every_setting_on_the_page_is_saved_and_refused_values_are_not(make_desktop: Any, paths: Paths) -> None:
+    desktop = make_desktop()
+    page = desktop.window.settings
+    assert [k for _, keys in SECTIONS for k in keys] == list(page.rows)
+    for key, row in page.rows.items():
+        if isinstance(row.editor, QCheckBox):
+            before = saved(paths, key)
+            row.editor.setChecked(not before)
+            assert saved(paths, key) is (not before), key
+            continue
+        good, bad = VALUES[key]
+        enter(row, good)
+        assert str(saved(paths, key)) == good, key
+        assert row.error.isHidden(), key
+        if bad is None:
+            continue
+        file_before = paths.settings_file.read_bytes()
+        enter(row, bad)
+        assert not row.error.isHidden(), f"{key}: a refused value shows why"
+        assert key in row.error.text() and row.error.text(), key
+        assert paths.settings_file.read_bytes() == file_before, f"{key}: nothing written"
+        assert str(saved(paths, key)) == good
+    assert desktop.engine.settings.search.limit == 15, "saved values reach the running engine"
+    assert "after Engram restarts" in page.rows["service.port"].note.text()
+
+
+def test_a_setting_from_the_environment_is_shown_but_not_editable(make_desktop: Any, environ: dict[str, str]) -> None:
+    desktop = make_desktop(env={**environ, "ENGRAM_SEARCH_LIMIT": "7"})
+    row = desktop.window.settings.rows["search.limit"]
+    assert row.editor.text() == "7" and not row.editor.isEnabled()
+    assert "ENGRAM_SEARCH_LIMIT" in row.note.text()
+
+
+def test_start_at_login_writes_and_removes_the_login_entry(make_desktop: Any, home: Path) -> None:
+    desktop = make_desktop()
+    entry = home / ".config" / "autostart" / "engram.desktop"
+    desktop.window.settings.rows["desktop.start_at_login"].editor.setChecked(True)
+    assert entry.exists() and " tray" in entry.read_text()
+    desktop.window.settings.rows["desktop.start_at_login"].editor.setChecked(False)
+    assert not entry.exists()
+
+
+def test_a_login_agent_on_macos_runs_the_tray(tmp_path: Path) -> None:
+    autostart.set_enabled(True, command=["/Applications/Engram.app/engram", "tray"], home=tmp_path, platform="darwin")
+    plist = tmp_path / "Library" / "LaunchAgents" / "org.engram.tray.plist"
+    assert b"<string>tray</string>" in plist.read_bytes() and autostart.is_enabled(tmp_path, "darwin")
+    autostart.set_enabled(False, home=tmp_path, platform="darwin")
+    assert not plist.exists()
+
+
+def test_api_keys_go_to_the_keyring_and_never_to_the_settings_file(make_desktop: Any, paths: Paths,
+                                                                   memory_keyring: MemoryKeyring) -> None:
+    page = make_desktop().window.settings
+    page.key_provider.setCurrentText("anthropic")
+    page.key_input.setText("sk-ant-secret")
+    page.key_store.click()
+    assert memory_keyring.items[("engram", "anthropic")] == "sk-ant-secret"
+    assert "Stored the anthropic key" in page.key_state.text() and page.key_input.text() == ""
+    assert not paths.settings_file.exists() or b"sk-ant" not in paths.settings_file.read_bytes()
+    page.key_remove.click()
+    assert ("engram", "anthropic") not in memory_keyring.items
+
+
+def test_without_a_keyring_the_page_says_so_and_stores_nothing(make_desktop: Any) -> None:
+    keyring.set_keyring(FailKeyring())
+    page = make_desktop().window.settings
+    assert "No usable OS keyring" in page.key_state.text()
+    assert not page.key_store.isEnabled() and not page.key_input.isEnabled()
+
+
+def test_recall_llm_explains_whether_it_can_be_on(make_desktop: Any) -> None:
+    page = make_desktop().window.settings
+    assert "Now off" in page.llm_state.text() and "not downloaded yet" in page.llm_state.text()
+    enter(page.rows["tagger.llm_provider"], "openai")
+    assert "not on this computer" in page.llm_state.text()
+
+
+# ------------------------------------------------------------------ ingest, recall, jobs
+
+
+def test_an_ingest_shows_progress_up_to_100_percent(make_desktop: Any, tmp_path: Path, qtbot: Any) -> None:
+    desktop = make_desktop()
+    folder = write_tree(tmp_path / "notes", {f"n{i:02}.md": f"# Note {i}\n\nTopic {i} of the ingest test."
+                                              for i in range(60)})
+    seen: list[tuple[int | None, bool]] = []
+    bars: list[int] = []
+
+    def watch(job: Any) -> None:
+        if job.kind != "ingest":
+            return
+        seen.append((job.percent, job.finished))
+        row = desktop.window.overview.job_row(job.id)
+        if row is not None:
+            bars.append(row.bar.value())
+
+    desktop.jobs.changed.connect(watch)
+    with qtbot.waitSignal(desktop.jobs.finished, timeout=120_000,
+                          check_params_cb=lambda job: job.kind == "ingest") as done:
+        desktop.ingest_folder(str(folder), project="notes")
+    job = done.args[0]
+    assert job.error is None and job.result.result.files_indexed == 60
+    assert job.percent == 100 and seen[-1] == (100, True)
+    assert [p for p, _ in seen if p is not None and 0 < p < 100], "progress in between (24 files a batch)"
+    assert bars and bars[-1] >= 80, "the Overview's bar followed the job"
+    assert desktop.window.overview.job_row(job.id) is None, "a finished job leaves the list"
+
+
+def test_toggling_recall_llm_changes_what_a_real_recall_returns(make_desktop: Any, tmp_path: Path, qtbot: Any) -> None:
+    desktop = make_desktop()
+    folder = write_tree(tmp_path / "ops", {"deploy.md": "# Deploy\n\nRoll back with git revert, then redeploy."})
+    with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.kind == "ingest"):
+        desktop.ingest_folder(str(folder))
+    overview = desktop.window.overview
+
+    def ask() -> str:
+        overview.question.setText("how do we roll back a deploy?")
+        with qtbot.waitSignal(overview.recall_shown, timeout=60_000) as shown:
+            overview.ask_button.click()
+        return shown.args[0]
+
+    plain = ask()
+    assert "deploy.md" in plain and "recall.llm is on" not in plain
+    desktop.window.settings.rows["recall.llm"].editor.setChecked(True)
+    with_llm = ask()
+    assert "note: recall.llm is on, but the helper model is not usable" in with_llm
+    assert "deploy.md" in with_llm, "the deterministic evidence still comes back"
+    assert overview.answer.toPlainText() == with_llm
+
+
+# ------------------------------------------------------------------------------ the tray
+
+
+def test_the_tray_menu_actions(make_desktop: Any, home: Path, tmp_path: Path, qtbot: Any) -> None:
+    (home / ".cursor").mkdir()
+    desktop = make_desktop()
+    desktop.attach_tray()
+    tray = desktop.tray
+    assert tray is not None
+    labels = [a.text() for a in tray.menu.actions() if a.text()]
+    assert labels[1:] == ["Open Engram", "Connect an editor", "Ingest a folder…", "Pause indexing", "Quit Engram"]
+
+    with qtbot.waitSignal(desktop.status_changed, timeout=30_000) as status:
+        desktop.refresh()
+    assert status.args[0] == tray.status_action.text()
+    assert "0 memories · 0 sources · model: all-minilm-l6-v2" in status.args[0]
+
+    tray.open_action.trigger()
+    assert desktop.window.isVisible()
+
+    tray.editor_actions["cursor"].trigger()
+    config = json.loads((home / ".cursor" / "mcp.json").read_text())
+    assert config["mcpServers"]["engram"]["args"][-1] == "mcp"
+    assert tray.editor_actions["cursor"].isChecked() and "connected" in tray.editor_actions["cursor"].text()
+    assert desktop.window.editors.buttons["cursor"].text() == "Remove"
+
+    tray.pause_action.trigger()
+    assert desktop.engine.indexing_paused and "paused" in tray.icon.toolTip()
+    folder = write_tree(tmp_path / "docs", {f"d{i}.md": f"# Doc {i}\n\nText {i}." for i in range(30)})
+    tray.ingest_action.trigger()
+    assert desktop.folder_dialog is not None and desktop.folder_dialog.isVisible()
+    with qtbot.waitSignal(desktop.jobs.changed, timeout=60_000,
+                          check_params_cb=lambda j: j.kind == "ingest" and j.done == 24):
+        desktop.folder_dialog.fileSelected.emit(str(folder))
+    assert desktop.state == "indexing", "held after its first batch while paused"
+    with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.kind == "ingest") as done:
+        tray.pause_action.trigger()  # resume
+    assert not desktop.engine.indexing_paused and done.args[0].result.result.files_indexed == 30
+    assert desktop.state == "ready"
+
+
+@pytest.mark.asyncio
+async def test_quit_in_the_tray_menu_stops_the_service_and_ends_the_app(make_desktop: Any, paths: Paths) -> None:
+    (paths.data_dir).mkdir(parents=True)
+    (paths.data_dir / MARKER).touch()
+    desktop = make_desktop(serve=True)
+    running = asyncio.ensure_future(desktop.run())
+    while desktop.tray is None or read_info(paths.data_dir) is None:
+        assert not running.done()
+        await asyncio.sleep(0.01)  # yields to the Qt loop; bounded by the wait_for below
+    desktop.tray.quit_action.trigger()
+    await asyncio.wait_for(running, 30)
+    assert read_info(paths.data_dir) is None and not desktop.tray.icon.isVisible()
+
+
+def test_a_failed_job_shows_the_error_state_until_the_window_is_opened(make_desktop: Any, tmp_path: Path,
+                                                                       qtbot: Any) -> None:
+    desktop = make_desktop()
+    desktop.attach_tray()
+    with qtbot.waitSignal(desktop.state_changed, timeout=30_000, check_params_cb=lambda s: s == "error"):
+        desktop.ingest_folder(str(tmp_path / "no-such-folder"))
+    assert "no-such-folder" in desktop.tray.icon.toolTip()
+    desktop.show_window()
+    assert desktop.state == "ready"
+
+
+def test_the_first_run_welcome_connects_the_editors_found(make_desktop: Any, home: Path, paths: Paths,
+                                                          qtbot: Any) -> None:
+    (home / ".cursor").mkdir()
+    desktop = make_desktop()
+    desktop.show_welcome()
+    welcome = desktop.welcome
+    assert welcome is not None and welcome.isVisible() and list(welcome.checks) == ["cursor"]
+    with qtbot.waitSignal(welcome.done_with, timeout=10_000) as done:
+        welcome.connect_button.click()
+    assert "Connected Cursor" in done.args[0][0]
+    assert (home / ".cursor" / "mcp.json").exists() and (paths.data_dir / MARKER).exists()
+    assert desktop.jobs.running() == [], "the welcome started nothing (no download)"
+
+
+# -------------------------------------------------------- the service inside the Qt loop
+
+
+@pytest.mark.asyncio
+async def test_the_service_in_the_qt_loop_answers_mcp_while_the_window_stays_responsive(
+        make_desktop: Any, paths: Paths, tmp_path: Path) -> None:
+    desktop = make_desktop(serve=True)
+    desktop.start_service()
+    assert desktop.service is not None, desktop.service_note
+    info = read_info(paths.data_dir)
+    assert info is not None and info.pid == os.getpid() and info.url in desktop.service_note
+    folder = write_tree(tmp_path / "src", {f"m{i}.py": f"def handler_{i}():\n    return {i}\n" for i in range(40)})
+
+    lags: list[float] = []
+    clock = QElapsedTimer()
+    clock.start()
+    probe = QTimer()
+    probe.setInterval(20)
+    last = [clock.elapsed()]
+
+    def tick() -> None:
+        now = clock.elapsed()
+        lags.append((now - last[0] - 20) / 1000)
+        last[0] = now
+
+    probe.timeout.connect(tick)
+    probe.start()
+    external: list[Any] = []
+    desktop.jobs.changed.connect(lambda job: external.append(job) if job.external else None)
+
+    token = (paths.data_dir / "service.token").read_text().strip()
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    async with Client(streamable_http_client(info.url, http_client=http)) as client:
+        assert len((await client.list_tools()).tools) == 17
+        ingest = await client.call_tool("ingest_path", {"path": str(folder), "project": "src"})
+        assert not ingest.is_error, ingest.content[0].text
+        for i in range(8):
+            found = await client.call_tool("search", {"query": f"handler {i}"})
+            assert not found.is_error and f"m{i}.py" in found.content[0].text
+    probe.stop()
+    assert len(lags) > 10, "the Qt loop kept ticking while the client worked"
+    assert max(lags) < 1.0, f"the window froze for {max(lags):.2f} s (blocking work on the Qt thread?)"
+    assert external and external[-1].finished, "an editor's ingest shows as a job in the app"
+    print(f"event-loop lag under MCP load: max {max(lags) * 1000:.0f} ms over {len(lags)} ticks")
+    await desktop.shutdown()
+    assert read_info(paths.data_dir) is None, "service.json withdrawn at quit"
+
+
+# ------------------------------------------------ single instance and signals, real processes
+
+
+def test_one_instance_per_data_folder_in_process(qapp: Any, paths: Paths, qtbot: Any) -> None:
+    paths.data_dir.mkdir(parents=True)
+    shown: list[bool] = []
+    first = InstanceServer(paths.data_dir, on_show=lambda: shown.append(True))
+    assert first.listen()
+    second = InstanceServer(paths.data_dir, on_show=lambda: None)
+    assert not second.listen(), "a live first instance keeps the name"
+    assert ask_running_instance(paths.data_dir)
+    qtbot.waitUntil(lambda: bool(shown), timeout=5_000)
+    first.close()
+    assert not ask_running_instance(paths.data_dir)
+
+
+@pytest.mark.slow
+def test_the_tray_app_process_single_instance_mcp_and_sigterm(tmp_path: Path, model_file: Path, home: Path) -> None:
+    data = tmp_path / "data"
+    (data / "models").mkdir(parents=True)
+    (data / "models" / model_file.name).write_bytes(model_file.read_bytes())
+    (data / MARKER).touch()  # no welcome dialog: this test is about the process
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}, "QT_QPA_PLATFORM": "offscreen",
+           "HOME": str(home), "ENGRAM_DATA_DIR": str(data), "ENGRAM_CONFIG_DIR": str(tmp_path / "config"),
+           "ENGRAM_LOG_DIR": str(tmp_path / "logs"), "ENGRAM_EMBED_THREADS": "2"}
+    proc = subprocess.Popen([*ENGRAM, "tray"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not ((info := read_info(data)) and info.pid == proc.pid):
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the tray app's service did not announce itself"
+            time.sleep(0.05)
+        second = subprocess.run([*ENGRAM, "tray"], env=env, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 0 and "already running" in second.stderr
+        log = tmp_path / "logs" / "tray.log"
+        deadline = time.monotonic() + 10
+        while "a second start asked for the window" not in log.read_text():
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+
+        async def tools() -> int:
+            token = (data / "service.token").read_text().strip()
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+            async with Client(streamable_http_client(info.url, http_client=http)) as client:
+                return len((await client.list_tools()).tools)
+
+        assert asyncio.run(tools()) == 17
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        assert read_info(data) is None and "tray app stopped" in log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_without_a_desktop_engram_prints_help_and_tray_says_why(capsys: pytest.CaptureFixture[str]) -> None:
+    bare = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    assert cli.run([], bare) == 0
+    assert "No desktop here" in capsys.readouterr().out
+    assert cli.run(["tray"], bare) == 1
+    assert "needs a display" in capsys.readouterr().err
