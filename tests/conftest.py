@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -17,6 +18,8 @@ from engram.core.embedding.llama_embedder import LlamaEmbedder
 from engram.core.manifest import model_entry
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# The desktop tests drive a real Qt window without a screen (CI machines have none).
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 class HashingEmbedder:

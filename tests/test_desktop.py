@@ -159,6 +159,7 @@ def test_a_setting_from_the_environment_is_shown_but_not_editable(make_desktop: 
     assert "ENGRAM_SEARCH_LIMIT" in row.note.text()
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="the XDG autostart entry is Linux's mechanism")
 def test_start_at_login_writes_and_removes_the_login_entry(make_desktop: Any, home: Path) -> None:
     desktop = make_desktop()
     entry = home / ".config" / "autostart" / "engram.desktop"
@@ -400,6 +401,7 @@ def test_one_instance_per_data_folder_in_process(qapp: Any, paths: Paths, qtbot:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM is POSIX")
 def test_the_tray_app_process_single_instance_mcp_and_sigterm(tmp_path: Path, model_file: Path, home: Path) -> None:
     data = tmp_path / "data"
     (data / "models").mkdir(parents=True)
@@ -444,3 +446,29 @@ def test_without_a_desktop_engram_prints_help_and_tray_says_why(capsys: pytest.C
     assert "No desktop here" in capsys.readouterr().out
     assert cli.run(["tray"], bare) == 1
     assert "needs a display" in capsys.readouterr().err
+
+
+def test_the_device_section_shows_what_was_detected(make_desktop: Any, qtbot: Any) -> None:
+    desktop = make_desktop()
+    with qtbot.waitSignal(desktop.jobs.finished, timeout=30_000, check_params_cb=lambda j: j.title == "Looking for GPUs"):
+        desktop.detect_gpus()
+    text = desktop.window.settings.gpu_label.text()
+    assert "Chosen now:" in text and "Looking" not in text
+    gpus = desktop.engine.gpus()
+    assert ("No GPU found" in text) == (not gpus)
+
+
+def test_a_running_headless_service_keeps_serving_and_the_window_says_so(make_desktop: Any, paths: Paths) -> None:
+    from engram.core import Settings
+    from engram.mcp.service import Service
+
+    headless = Service(paths, Settings())
+    info = headless.open()
+    try:
+        desktop = make_desktop(serve=True)
+        desktop.start_service()
+        assert desktop.service is None
+        assert "already running" in desktop.service_note and str(info.pid) in desktop.service_note
+        assert read_info(paths.data_dir) == info, "the running service's announcement is untouched"
+    finally:
+        headless.close()

@@ -114,6 +114,7 @@ class Desktop(QObject):
             self.show_window()
             self._retry_tray()
         self.refresh()
+        self.detect_gpus()
         if first_run(self):
             self.show_welcome()
 
@@ -233,6 +234,24 @@ class Desktop(QObject):
         engine = self.engine
         self.jobs.submit("task", "Counting memories", lambda report: collect_overview(engine),
                          on_done=self._show_counts)
+
+    def detect_gpus(self) -> None:
+        """Find the GPUs and the device models would run on (it runs vendor tools: a worker's job)."""
+        engine = self.engine
+
+        def work(report: Any) -> tuple[list[Any], str]:
+            gpu, build, layers, note = engine.device_plan()
+            chosen = (f"{gpu.name}, llama.cpp {build.backend} build, {layers} layers offloaded" if gpu else
+                      f"the CPU ({build.backend} build)") + (f"; {note}" if note else "")
+            return engine.gpus(), chosen
+
+        def show(job: Job) -> None:
+            if job.error is not None:
+                self.window.settings.gpu_label.setText(f"{job.error.title}: {job.error.message}")
+            else:
+                self.window.settings.show_gpus(*job.result)
+
+        self.jobs.submit("task", "Looking for GPUs", work, on_done=show)
 
     def _show_counts(self, job: Job) -> None:
         if job.error is not None:
