@@ -204,6 +204,29 @@ def test_recall_llm_explains_whether_it_can_be_on(make_desktop: Any) -> None:
     assert "not on this computer" in page.llm_state.text()
 
 
+def test_a_helper_model_downloads_from_the_settings_page_with_progress(make_desktop: Any, paths: Paths,
+                                                                       qtbot: Any) -> None:
+    from .model_server import ModelServer
+
+    blob = os.urandom(3_000_000)
+    with ModelServer({"tiny.gguf": blob}) as server:
+        desktop = make_desktop()
+        page = desktop.window.settings
+        enter(page.rows["tagger.local.model"], f"{server.url}/files/tiny.gguf")
+        assert "not downloaded" in page.model_state.text() and page.download_button.isEnabled()
+        with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.kind == "download") as done:
+            page.download_button.click()
+            assert not page.model_progress.isHidden() and desktop.state == "downloading"
+    job = done.args[0]
+    assert job.error is None and job.percent == 100 and "3,000,000 bytes" in job.result
+    assert "downloaded at" in page.model_state.text() and page.model_progress.isHidden()
+    assert page.verify_button.isEnabled() and page.remove_button.isEnabled()
+    assert Path(desktop.engine.model_files().status(page._model_entry()).path).read_bytes() == blob
+    with qtbot.waitSignal(desktop.jobs.finished, timeout=30_000, check_params_cb=lambda j: j.title.startswith("Remove")):
+        page.remove_button.click()
+    assert "not downloaded" in page.model_state.text()
+
+
 # ------------------------------------------------------------------ ingest, recall, jobs
 
 
@@ -302,10 +325,11 @@ async def test_quit_in_the_tray_menu_stops_the_service_and_ends_the_app(make_des
     (paths.data_dir).mkdir(parents=True)
     (paths.data_dir / MARKER).touch()
     desktop = make_desktop(serve=True)
+    serving = asyncio.get_running_loop().create_future()
+    desktop.service_changed.connect(lambda note: serving.done() or serving.set_result(note))
     running = asyncio.ensure_future(desktop.run())
-    while desktop.tray is None or read_info(paths.data_dir) is None:
-        assert not running.done()
-        await asyncio.sleep(0.01)  # yields to the Qt loop; bounded by the wait_for below
+    assert "Serving editors at" in await asyncio.wait_for(serving, 30)
+    assert read_info(paths.data_dir) is not None and desktop.tray is not None
     desktop.tray.quit_action.trigger()
     await asyncio.wait_for(running, 30)
     assert read_info(paths.data_dir) is None and not desktop.tray.icon.isVisible()
