@@ -25,7 +25,9 @@ class AutostartError(EngramError):
 def tray_command() -> list[str]:
     """The command that starts this installation's tray app (frozen bundle, venv script, or module)."""
     if getattr(sys, "frozen", False):
-        return [str(Path(sys.executable).resolve()), "tray"]
+        exe = Path(sys.executable).resolve()
+        windowed = exe.with_name("engramw.exe")  # Windows: the console-less twin (installers/engram.spec)
+        return [str(windowed if sys.platform == "win32" and windowed.exists() else exe), "tray"]
     script = Path(sys.executable).parent / ("engram.exe" if sys.platform == "win32" else "engram")
     if script.exists():
         return [str(script.absolute()), "tray"]

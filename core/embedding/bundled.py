@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -14,6 +15,18 @@ from ..manifest import ModelEntry
 from .gguf_convert import convert_bert_to_gguf
 
 logger = logging.getLogger(__name__)
+
+
+def shipped_copy(entry: ModelEntry) -> Path | None:
+    """The converted GGUF shipped inside an installer's bundle (``<bundle>/engram/models``), if any.
+
+    A frozen app carries the model ready-made, so it needs neither the weights package nor the converter.
+    """
+    bundle = getattr(sys, "_MEIPASS", None)
+    if not bundle:
+        return None
+    path = Path(bundle) / "engram" / "models" / entry.file
+    return path if path.is_file() else None
 
 
 def source_folder(entry: ModelEntry) -> Path:
@@ -61,6 +74,12 @@ def ensure_bundled_model(entry: ModelEntry, models_dir: Path) -> Path:
         ModelError: the source package is missing or unreadable.
         ChecksumMismatch: a source file or the converted output does not match its pinned SHA256.
     """
+    shipped = shipped_copy(entry)
+    if shipped is not None:
+        if sha256_file(shipped) == entry.sha256:
+            return shipped
+        raise ChecksumMismatch(f"The embedding model shipped at {shipped} has been altered (its SHA256 is not the "
+                               "pinned one); reinstall Engram.")
     target = models_dir / entry.file
     if target.is_file():
         if sha256_file(target) == entry.sha256:
