@@ -37,6 +37,9 @@ def test_recall_suite_quick(tmp_path: Path) -> None:
     assert {"os", "cpu", "cpu_count"} <= set(result["machine"])
     assert (folder / "tokens.png").stat().st_size > 1000 and (folder / "gold.png").exists()
     assert "| plan |" in (folder / "summary.md").read_text()
+    four = result["four_step_plans"]
+    assert four["plans"] == 2 and four["sequential_ms"] > 0 and four["concurrent_ms"] > 0
+    assert "4-step plans (2 plans" in (folder / "summary.md").read_text()
 
 
 def test_quality_suite_quick(tmp_path: Path) -> None:

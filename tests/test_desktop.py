@@ -496,3 +496,25 @@ def test_a_running_headless_service_keeps_serving_and_the_window_says_so(make_de
         assert read_info(paths.data_dir) == info, "the running service's announcement is untouched"
     finally:
         headless.close()
+
+
+def test_without_a_system_tray_the_window_alone_runs_the_app(make_desktop: Any) -> None:
+    desktop = make_desktop(tray=False)
+    desktop.start()
+    assert desktop.tray is None and desktop.window.isVisible()
+
+
+def test_errors_are_notified_by_type(make_desktop: Any, tmp_path: Path, qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engram.core.errors import ModelError
+
+    desktop = make_desktop()
+    desktop.attach_tray()
+    shown: list[tuple[str, str, bool, bool]] = []
+    monkeypatch.setattr(desktop.tray, "notify", lambda title, message, *, error=False, warning=False:
+                        shown.append((title, message, error, warning)))
+    with qtbot.waitSignal(desktop.jobs.finished, timeout=30_000, check_params_cb=lambda j: j.kind == "ingest"):
+        desktop.ingest_folder(str(tmp_path / "missing"))
+    title, message, error, warning = shown[-1]
+    assert (error, warning) == (False, True) and "missing" in message, "refused input is a warning"
+    desktop._fail(ModelError("The helper model failed to load."))
+    assert shown[-1][2:] == (True, False) and shown[-1][0] == ModelError.title, "a failure is an error"
