@@ -67,6 +67,10 @@ def build_store(run: Run, corpus_engine: Any, size: int) -> Path:
     with engine_at(folder) as engine:
         store = engine.store()
         if store.count(store.memories) == size:
+            # A cached store keeps the vector index an earlier run added; "without an index" must mean it.
+            for index in store.memories.list_indices():
+                if "vector" in index.columns:
+                    engine.writer.run(store.memories.drop_index, index.name)
             return folder
     shutil.rmtree(folder, ignore_errors=True)
     rng = random.Random(run.seed + size)
