@@ -184,8 +184,8 @@ class DesktopSettings(_Group):
     about: ClassVar[str] = "The tray app"
 
     start_at_login: bool = Field(False, description=(
-        "Start the tray app when you log in (the tray app writes or removes its login entry when it starts "
-        "or when you change this in its window)."))
+        "Start the tray app when you log in (the tray app writes its login entry when it starts with this on, "
+        "and writes or removes it when you change this in its window)."))
     notifications: bool = Field(True, description="Show tray notifications for finished long jobs and errors.")
 
 

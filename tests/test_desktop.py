@@ -518,3 +518,16 @@ def test_errors_are_notified_by_type(make_desktop: Any, tmp_path: Path, qtbot: A
     assert (error, warning) == (False, True) and "missing" in message, "refused input is a warning"
     desktop._fail(ModelError("The helper model failed to load."))
     assert shown[-1][2:] == (True, False) and shown[-1][0] == ModelError.title, "a failure is an error"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the XDG autostart entry is Linux's mechanism")
+def test_a_start_writes_a_missing_login_entry_but_never_deletes_one(make_desktop: Any, paths: Paths,
+                                                                   environ: dict[str, str], home: Path) -> None:
+    entry = home / ".config" / "autostart" / "engram.desktop"
+    entry.parent.mkdir(parents=True)
+    entry.write_text("[Desktop Entry]\nExec=/opt/other-engram/engram tray\n")
+    make_desktop(tray=False).start()
+    assert "/opt/other-engram" in entry.read_text(), "setting off: a start leaves the entry alone"
+    entry.unlink()
+    make_desktop(tray=False, env={**environ, "ENGRAM_DESKTOP_START_AT_LOGIN": "true"}).start()
+    assert entry.exists() and " tray" in entry.read_text()

@@ -88,13 +88,18 @@ class Desktop(QObject):
         settings = self.loaded_settings().settings
         self.engine.apply_settings(settings)
         if key == "desktop.start_at_login":
-            self.sync_autostart()
+            self.sync_autostart(removing=True)
 
-    def sync_autostart(self) -> None:
+    def sync_autostart(self, *, removing: bool = False) -> None:
+        """Write the login entry when start_at_login is on and it is missing; remove it only when asked
+        (the person switched the setting off), so a start never deletes an entry it did not make."""
         want = self.engine.settings.desktop.start_at_login
         try:
-            if autostart.is_enabled() != want:
-                autostart.set_enabled(want)
+            enabled = autostart.is_enabled()
+            if want and not enabled:
+                autostart.set_enabled(True)
+            elif removing and not want and enabled:
+                autostart.set_enabled(False)
         except EngramError as exc:
             self.notify(exc.title, exc.message, error=True)
 
