@@ -35,6 +35,20 @@ def _unavailable(exc: Exception) -> KeyringUnavailable:
         "provider, which needs no key.")
 
 
+def check_backend() -> str:
+    """The usable keyring backend's name, without reading any secret (which could prompt to unlock it).
+
+    Raises:
+        KeyringUnavailable: the only backend is keyring's "fail" placeholder (no OS keyring here).
+    """
+    backend = _keyring().get_keyring()
+    if type(backend).__module__ == "keyring.backends.fail":
+        from keyring.errors import NoKeyringError
+
+        raise _unavailable(NoKeyringError("no recommended backend is available"))
+    return backend_name()
+
+
 def has_key(provider: str) -> bool:
     """Whether a key for ``provider`` is stored. Raises ``KeyringUnavailable``."""
     from keyring.errors import KeyringError

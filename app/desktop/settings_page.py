@@ -347,6 +347,7 @@ class SettingsPage(QWidget):
         self.key_remove = QPushButton("Remove")
         self.key_store.clicked.connect(self.store_key)
         self.key_remove.clicked.connect(self.remove_key)
+        # Reading a secret can make the OS ask to unlock the keyring: only when the person picks a provider.
         self.key_provider.currentTextChanged.connect(lambda _t: self.show_key_state())
         for w in (self.key_provider, self.key_input, self.key_store, self.key_remove):
             row.addWidget(w)
@@ -354,7 +355,10 @@ class SettingsPage(QWidget):
         self.key_state = QLabel()
         self.key_state.setWordWrap(True)
         layout.addWidget(self.key_state)
-        self.show_key_state()
+        try:
+            self._show_key_text(f"Keys are kept in {keys.check_backend()}.", ok=True)
+        except keys.KeyringUnavailable as exc:
+            self._show_key_text(exc.message, ok=False)
         return box
 
     def show_key_state(self, message: str = "") -> None:
@@ -366,6 +370,9 @@ class SettingsPage(QWidget):
             ok = True
         except keys.KeyringUnavailable as exc:
             text, ok = exc.message, False
+        self._show_key_text(text, ok=ok)
+
+    def _show_key_text(self, text: str, *, ok: bool) -> None:
         self.key_state.setText(text)
         self.key_state.setStyleSheet("" if ok else "color: #b00020")
         for w in (self.key_input, self.key_store, self.key_remove):
