@@ -83,14 +83,20 @@ CLIENTS: dict[str, Client] = {c.name: c for c in (
 )}
 
 
-def launcher_command() -> list[str]:
-    """The absolute command that starts ``engram mcp`` from this installation (venv, or frozen bundle)."""
+def engram_command(*args: str) -> list[str]:
+    """The absolute command that runs ``engram <args>`` from this installation (frozen bundle, the venv's
+    script, or the module)."""
     if getattr(sys, "frozen", False):
-        return [str(Path(sys.executable).resolve()), "mcp"]
+        return [str(Path(sys.executable).resolve()), *args]
     script = Path(sys.executable).parent / ("engram.exe" if sys.platform == "win32" else "engram")
     if script.exists():
-        return [str(script.absolute()), "mcp"]
-    return [str(Path(sys.executable).absolute()), "-m", "engram.app", "mcp"]
+        return [str(script.absolute()), *args]
+    return [str(Path(sys.executable).absolute()), "-m", "engram.app", *args]
+
+
+def launcher_command() -> list[str]:
+    """The absolute command that starts ``engram mcp`` from this installation."""
+    return engram_command("mcp")
 
 
 def entry_for(client: Client, command: list[str], env: Mapping[str, str]) -> dict[str, Any]:

@@ -57,7 +57,7 @@ async def shoot(out: Path) -> None:
     window = desktop.window
     window.resize(1000, 760)
     desktop.show_window()
-    await wait_signal(desktop.jobs.finished, check=lambda j: j.title == "Reading what is stored")
+    await wait_signal(desktop.status_changed)  # counts shown in the Overview and the tray
     window.overview.question.setText("how do editors connect to Engram, and what does recall return?")
     window.overview.ask_button.click()
     await wait_signal(window.overview.recall_shown)
@@ -74,8 +74,6 @@ async def shoot(out: Path) -> None:
     await settle()
     window.grab().save(str(out / "editors.png"))
 
-    desktop.refresh()
-    await wait_signal(desktop.status_changed)
     menu = desktop.tray.menu
     menu.popup(QPoint(600, 80))
     await settle()

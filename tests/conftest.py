@@ -9,8 +9,11 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import keyring
 import numpy as np
 import pytest
+from keyring.backend import KeyringBackend
+from keyring.errors import PasswordDeleteError
 
 from engram.core import Engine, Paths, Settings
 from engram.core.embedding.bundled import ensure_bundled_model
@@ -124,3 +127,32 @@ def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> d
         return qasync.QEventLoop(QApplication.instance() or QApplication([]))
 
     return {"qasync": qt_loop}
+
+
+class MemoryKeyring(KeyringBackend):
+    """An in-memory keyring for tests (never the user's real one)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.items.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.items[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if self.items.pop((service, username), None) is None:
+            raise PasswordDeleteError("no such password")  # as the real backends do
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    ring = MemoryKeyring()
+    keyring.set_keyring(ring)
+    yield ring
+    keyring.set_keyring(previous)

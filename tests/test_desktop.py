@@ -34,8 +34,7 @@ from engram.core.settings_file import load_settings
 from engram.mcp.service_files import read_info
 from engram.mcp.setup_clients import Places
 
-from .conftest import write_tree
-from .test_providers import MemoryKeyring
+from .conftest import MemoryKeyring, write_tree
 
 ENGRAM = [sys.executable, "-m", "engram.app"]
 
@@ -59,12 +58,8 @@ VALUES: dict[str, tuple[str, str | None]] = {
 
 
 @pytest.fixture(autouse=True)
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    ring = MemoryKeyring()
-    keyring.set_keyring(ring)
-    yield ring
-    keyring.set_keyring(previous)
+def _never_the_real_keyring(memory_keyring: MemoryKeyring) -> MemoryKeyring:
+    return memory_keyring
 
 
 @pytest.fixture

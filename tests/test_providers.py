@@ -5,46 +5,16 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
-from keyring.errors import PasswordDeleteError
 
 from engram.core.errors import ModelError
 from engram.core.models.generation import DeadlineExceeded
 from engram.core.models.providers import OpenAICompatibleProvider, api_key, is_local_inference, is_loopback
 
-
-class MemoryKeyring(KeyringBackend):
-    """An in-memory keyring for tests (never the user's real one)."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.items.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.items[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.items.pop((service, username), None) is None:
-            raise PasswordDeleteError("no such password")  # as the real backends do
-
-
-@pytest.fixture
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    ring = MemoryKeyring()
-    keyring.set_keyring(ring)
-    yield ring
-    keyring.set_keyring(previous)
+from .conftest import MemoryKeyring
 
 
 @pytest.mark.parametrize(("provider", "url", "local"), [

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from engram.core import EngramError
 from engram.core.fileio import atomic_write_bytes
+from engram.mcp.setup_clients import engram_command
 
 LABEL = "org.engram.tray"
 
@@ -23,15 +24,12 @@ class AutostartError(EngramError):
 
 
 def tray_command() -> list[str]:
-    """The command that starts this installation's tray app (frozen bundle, venv script, or module)."""
-    if getattr(sys, "frozen", False):
-        exe = Path(sys.executable).resolve()
-        windowed = exe.with_name("engramw.exe")  # Windows: the console-less twin (installers/engram.spec)
-        return [str(windowed if sys.platform == "win32" and windowed.exists() else exe), "tray"]
-    script = Path(sys.executable).parent / ("engram.exe" if sys.platform == "win32" else "engram")
-    if script.exists():
-        return [str(script.absolute()), "tray"]
-    return [str(Path(sys.executable).absolute()), "-m", "engram.app", "tray"]
+    """The command that starts this installation's tray app."""
+    command = engram_command("tray")
+    windowed = Path(command[0]).with_name("engramw.exe")  # Windows bundle: the console-less twin
+    if getattr(sys, "frozen", False) and sys.platform == "win32" and windowed.exists():
+        command[0] = str(windowed)
+    return command
 
 
 def entry_path(home: Path | None = None, platform: str = sys.platform) -> Path | None:

@@ -21,9 +21,10 @@ from engram.core import Engine, EngramError, Paths
 from engram.core.errors import IngestError, InvalidArgument, NotFound, SettingsError
 from engram.core.settings_file import LoadedSettings, load_settings
 from engram.mcp.service import Service, ServiceRunning, ServiceUnavailable
-from engram.mcp.setup_clients import Places
+from engram.mcp.setup_clients import Client, Places, client_state
 
 from . import autostart
+from .editors_page import connect_editor
 from .jobs import Job, Jobs
 from .overview import collect_overview
 from .tray import Tray
@@ -195,7 +196,7 @@ class Desktop(QObject):
         if self.state == "error":  # the person has seen it
             self._failed = None
             self._update_state()
-        self.window.overview.refresh()
+        self.refresh()
 
     def show_welcome(self) -> None:
         self.show_window()
@@ -228,6 +229,17 @@ class Desktop(QObject):
         if self.tray is not None and self.tray.pause_action.isChecked() != paused:
             self.tray.pause_action.setChecked(paused)
         self._update_state()
+
+    def toggle_editor(self, client: Client) -> str:
+        """Connect ``client`` (or disconnect it when it is connected); returns what happened.
+
+        Raises:
+            SetupError: its config cannot be read, parsed or written (it is left as it was).
+        """
+        try:
+            return connect_editor(client, self.places, remove=client_state(client, self.places) == "configured")
+        finally:
+            self.editors_changed()
 
     def editors_changed(self) -> None:
         self.window.editors.refresh()
@@ -269,9 +281,8 @@ class Desktop(QObject):
             text = f"{memories:,} memories · {sources:,} sources · model: {self.engine.settings.embed.model}{helper}"
         if self.tray is not None:
             self.tray.set_status(text)
+        self.window.overview.show_overview(job)
         self.status_changed.emit(text)
-        if job.error is None:
-            self.window.overview.show_overview(job)
 
     # ------------------------------------------------------- state, notices
 
@@ -298,7 +309,7 @@ class Desktop(QObject):
                         f"unchanged, {r.chunks_written:,} chunks in {r.seconds:.1f} s.")
         elif job.kind == "download":
             self.notify("Download finished", str(job.result))
-        if job.kind in ("ingest", "download") or (job.kind == "task" and job.title.startswith(("Remove", "Verify"))):
+        if job.kind == "ingest":
             self.refresh()
         self._update_state()
 

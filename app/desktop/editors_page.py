@@ -70,14 +70,11 @@ class EditorsPage(QWidget):
             self.buttons[name].setText("Remove" if state == "configured" else "Connect")
 
     def toggle(self, client: Client) -> None:
-        remove = client_state(client, self.desktop.places) == "configured"
         try:
-            text = connect_editor(client, self.desktop.places, remove=remove)
+            text = self.desktop.toggle_editor(client)
             self.message.setStyleSheet("")
         except SetupError as exc:
             text = f"{exc.title}: {exc.message}"
             self.message.setStyleSheet("color: #b00020")
         self.message.setText(text)
-        self.refresh()
-        self.desktop.editors_changed()
         self.changed.emit(client.name, text)

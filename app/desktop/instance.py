@@ -26,11 +26,16 @@ def instance_name(data_dir: Path) -> str:
     return f"engram-tray-{digest}"
 
 
+def _connect(name: str) -> QLocalSocket | None:
+    sock = QLocalSocket()
+    sock.connectToServer(name)
+    return sock if sock.waitForConnected(_WAIT_MS) else None
+
+
 def ask_running_instance(data_dir: Path) -> bool:
     """Ask a running tray app of ``data_dir`` to show its window. ``True`` when one answered."""
-    sock = QLocalSocket()
-    sock.connectToServer(instance_name(data_dir))
-    if not sock.waitForConnected(_WAIT_MS):
+    sock = _connect(instance_name(data_dir))
+    if sock is None:
         return False
     sock.write(SHOW)
     sock.flush()
@@ -53,7 +58,9 @@ class InstanceServer:
         """Start listening; ``False`` when another live app holds the name."""
         # Ask first: with UserAccessOption, Qt on Unix binds in a private folder and renames the socket
         # over the old path, so listen() alone would silently take the name from a live app.
-        if ask_running_instance_by_name(self.name):
+        live = _connect(self.name)
+        if live is not None:
+            live.abort()
             return False
         if sys.platform != "win32":
             QLocalServer.removeServer(self.name)  # a crashed app's socket file: nobody answers on it
@@ -73,10 +80,3 @@ class InstanceServer:
             logger.info("a second start asked for the window")
             self._on_show()
 
-
-def ask_running_instance_by_name(name: str) -> bool:
-    sock = QLocalSocket()
-    sock.connectToServer(name)
-    connected = sock.waitForConnected(_WAIT_MS)
-    sock.abort()
-    return connected

@@ -74,10 +74,11 @@ def run_tray(paths: Paths, environ: Mapping[str, str], *, verbose: bool = False)
     asyncio.set_event_loop(loop)
     try:
         desktop = holder["desktop"] = Desktop(paths, environ)
-        keep = install_signal_handlers(desktop.quit)  # noqa: F841 (kept alive for the loop's lifetime)
+        wakeup = install_signal_handlers(desktop.quit)
         logger.info("tray app started for %s (pid %d)", paths.data_dir, os.getpid())
         with loop:
             loop.run_until_complete(desktop.run())
+        del wakeup  # held until here: the socket pair and notifier must outlive the loop
     finally:
         instance.close()
         signal.set_wakeup_fd(-1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QHBoxLayout, QLabel, QLineEdit, QListWidget, QProgressBar, QPushButton, QTextBrowser, QTreeWidget,
@@ -109,13 +109,8 @@ class OverviewPage(QWidget):
 
     # ------------------------------------------------------------------ counts
 
-    def refresh(self) -> None:
-        """Reload counts and recent notes in the background."""
-        engine = self.desktop.engine
-        self.desktop.jobs.submit("task", "Reading what is stored", lambda report: collect_overview(engine),
-                                 on_done=self.show_overview)
-
     def show_overview(self, job: Job) -> None:
+        """Show the counts job's result (``Desktop.refresh`` runs it for the tray and this page)."""
         if job.error is not None:
             self.counts.clear()
             self.counts.addTopLevelItem(QTreeWidgetItem([f"{job.error.title}: {job.error.message}", "", ""]))

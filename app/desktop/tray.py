@@ -8,9 +8,8 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from engram.mcp.setup_clients import CLIENTS, client_state
+from engram.mcp.setup_clients import CLIENTS, Client, SetupError, client_state
 
-from .editors_page import connect_editor
 from .resources import tray_icon
 
 if TYPE_CHECKING:
@@ -77,16 +76,11 @@ class Tray(QObject):
                 QSystemTrayIcon.MessageIcon.Warning if warning else QSystemTrayIcon.MessageIcon.Information)
         self.icon.showMessage(title, message, kind, 8000)
 
-    def _toggle_editor(self, client: object) -> None:
-        from engram.core import EngramError
-
-        remove = client_state(client, self.desktop.places) == "configured"  # type: ignore[arg-type]
+    def _toggle_editor(self, client: Client) -> None:
         try:
-            text = connect_editor(client, self.desktop.places, remove=remove)  # type: ignore[arg-type]
-            self.desktop.notify("Editors", text)
-        except EngramError as exc:
+            self.desktop.notify("Editors", self.desktop.toggle_editor(client))
+        except SetupError as exc:
             self.desktop.notify(exc.title, exc.message, error=True)
-        self.desktop.editors_changed()
 
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason in (QSystemTrayIcon.ActivationReason.Trigger, QSystemTrayIcon.ActivationReason.DoubleClick):
