@@ -25,7 +25,6 @@ from . import filters as sql
 from .schema import (
     DIGESTS_SCHEMA,
     EDGES_SCHEMA,
-    ENTITY_PREFIX,
     FACTS_SCHEMA,
     SCHEMA_VERSION,
     SOURCE_PREFIX,
