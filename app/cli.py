@@ -2,7 +2,8 @@
 
 Every tool of the engine is a command (see ``cli_tools``); ``config`` reads and writes settings.
 Errors print as ``engram: <title>: <message>`` on stderr with exit status 2 for refused input and
-1 for other failures. Results go to stdout, as text or (``--json``) as one JSON document.
+1 for other failures. Results go to stdout, as text or (``--json``) as one JSON document. Both can
+quote stored content, so on a terminal its control characters are shown escaped (see ``terminal``).
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ from typing import Any
 
 from engram.core import Engine, EngramError, Paths
 from engram.core.errors import InvalidArgument, SettingsError
+from engram.core.privacy import private_from_now_on
 from engram.core.settings_file import load_settings
+from engram.core.tools.caller_paths import resolve_caller_paths
 
 from . import cli_config, cli_mcp, cli_models, cli_recall
+from .cli_calls import open_calls
 from .cli_tools import COMMANDS, FACT_COMMAND, add_tool_arguments, tool_arguments, tool_summary
 from .progress import ProgressPrinter
+from .terminal import for_stream
 
 logger = logging.getLogger("engram")
 
@@ -85,7 +90,7 @@ def _tool_call(args: argparse.Namespace) -> dict[str, Any]:
                   and v is not None}
         values["action"] = args.fact_action
     else:
-        values = tool_arguments(args, args.tool)
+        values = resolve_caller_paths(args.tool, tool_arguments(args, args.tool), Path.cwd())
     if args.tool == "ingest_content" and "content" not in values:
         values["content"] = sys.stdin.read()
     values["workspace"] = args.workspace
@@ -104,6 +109,7 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
     if args.data_dir:
         env["ENGRAM_DATA_DIR"] = str(Path(args.data_dir).expanduser().resolve())
     paths = Paths.from_environ(env)
+    private_from_now_on(paths)
     if args.command in (None, "tray"):
         from .desktop.main import has_display
 
@@ -126,23 +132,25 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
         if args.command in cli_models.COMMANDS:
             with Engine(paths, settings) as engine:
                 return cli_models.run(args, engine)
-        with Engine(paths, settings) as engine:
+        with open_calls(paths, settings) as calls:
             if args.command == "recall":
-                doc = cli_recall.run(args, engine)
+                doc = cli_recall.run(args, calls, settings)
             else:
                 printer = ProgressPrinter()
-                engine.subscribe(printer)
-                out = engine.call(args.tool, _tool_call(args))
+                out = calls.call(args.tool, _tool_call(args), printer)
                 printer.finish()
-                doc = {"tool": out.tool, "workspace": out.workspace, "result": out.result.model_dump(mode="json"),
-                       "text": out.text, "chars": len(out.text)}
-        print(json.dumps(doc, ensure_ascii=False) if args.json else doc["text"])
+                doc = {"tool": out.tool, "workspace": out.workspace, "result": out.result, "text": out.text,
+                       "chars": len(out.text)}
+        if args.json:
+            print(for_stream(json.dumps(doc, ensure_ascii=False), sys.stdout, json=True))
+        else:
+            print(for_stream(doc["text"], sys.stdout))
         return 0
     except (InvalidArgument, SettingsError) as exc:
-        print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
+        _print_error(exc)
         return 2
     except EngramError as exc:
-        print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
+        _print_error(exc)
         return 1
     except KeyboardInterrupt:
         print("engram: interrupted", file=sys.stderr)
@@ -155,8 +163,13 @@ def _run_tray(paths: Paths, env: dict[str, str], *, verbose: bool) -> int:
     try:
         return run_tray(paths, env, verbose=verbose)
     except EngramError as exc:
-        print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
+        _print_error(exc)
         return 2 if isinstance(exc, SettingsError) else 1
+
+
+def _print_error(exc: EngramError) -> None:
+    # The message may quote an id, a source or a value as it was typed or stored.
+    print(for_stream(f"engram: {exc.title}: {exc.message}", sys.stderr), file=sys.stderr)
 
 
 def main() -> None:

@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engram.core import Engine
+from engram.core import Settings
 from engram.core.errors import InvalidArgument
+
+from .cli_calls import Calls
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -46,7 +48,7 @@ def _plan(args: argparse.Namespace) -> list[dict[str, Any]] | None:
     return steps or None
 
 
-def run(args: argparse.Namespace, engine: Engine) -> dict[str, Any]:
+def run(args: argparse.Namespace, calls: Calls, settings: Settings) -> dict[str, Any]:
     """Run the recall; returns the JSON document ``--json`` prints (``text`` holds the plain answer)."""
     call: dict[str, Any] = {"question": args.question, "workspace": args.workspace}
     if (plan := _plan(args)) is not None:
@@ -55,13 +57,13 @@ def run(args: argparse.Namespace, engine: Engine) -> dict[str, Any]:
         call["max_chars"] = args.max_chars
     if args.run:
         call["run"] = args.run
-    out = engine.call("recall", call)
-    doc: dict[str, Any] = {"tool": "recall", "workspace": out.workspace, "result": out.result.model_dump(mode="json"),
-                           "text": out.text, "chars": len(out.text)}
+    out = calls.call("recall", call)
+    doc: dict[str, Any] = {"tool": "recall", "workspace": out.workspace, "result": out.result, "text": out.text,
+                           "chars": len(out.text)}
     if args.json:
         budget = args.budget_tokens if args.budget_tokens is not None else (
-            args.max_chars or engine.settings.recall.max_chars) // 4
+            args.max_chars or settings.recall.max_chars) // 4
         request = {"query": args.question, "budget_tokens": budget, "altitude": args.altitude}
-        pack = engine.context_pack({**request, "run": args.run} if args.run else request, workspace=args.workspace)
-        doc["pack"] = pack.model_dump(mode="json")
+        doc["pack"] = calls.context_pack({**request, "run": args.run} if args.run else request,
+                                         workspace=args.workspace)
     return doc

@@ -1,6 +1,6 @@
 """The benchmark runner: ``python -m benchmark <suite> [options]`` (see benchmark/README.md).
 
-Suites: recall, quality, speed, mcp, models, budget, recall-llm (with --model), or all. Each writes result.json, summary.md and its plots under
+Suites: recall, quality, speed, mcp, models, budget, writes, recall-llm (with --model), or all. Each writes result.json, summary.md and its plots under
 ``benchmark/results/<suite>-<UTC timestamp>/`` (``--results`` moves them) and prints the summary.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from .common import ROOT, Run
 
 DEFAULT_SCIFACT = ROOT.parents[1] / "shared" / "data" / "scifact.zip"
-SUITES = ("recall", "quality", "speed", "mcp", "models", "budget")
+SUITES = ("recall", "quality", "speed", "mcp", "models", "budget", "writes")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
             from .budget import run_suite as budget
 
             folder = budget(run, args.lookups)
+        elif suite == "writes":
+            from .writes import run_suite as writes
+
+            folder = writes(run)
         elif suite == "models":
             from .models import run_suite as models
 

@@ -55,8 +55,11 @@ def machine() -> dict[str, Any]:
 
 def engine_at(folder: Path, settings: Settings | None = None, embedder: Embedder | None = None) -> Engine:
     """An engine on the data folder ``folder/data`` (settings and logs beside it); ``embedder`` shares
-    another engine's loaded model."""
-    return Engine(Paths(folder / "data", folder / "config", folder / "logs"), settings or Settings(), embedder=embedder)
+    another engine's loaded model. The corpora lie in the cache folder beside ``folder``, which need not be
+    under the home folder: ingest may read there too."""
+    settings = (settings or Settings()).model_copy(deep=True)
+    settings.ingest.allowed_roots = [*settings.ingest.allowed_roots, str(folder.parent.resolve())]
+    return Engine(Paths(folder / "data", folder / "config", folder / "logs"), settings, embedder=embedder)
 
 
 def fetch_sdist(requirement: str, cache: Path) -> tuple[Path, str]:

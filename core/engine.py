@@ -29,8 +29,10 @@ from .models.gpu import Gpu, choose, detect
 from .models.pool import ModelPool
 from .models.providers import DEFAULT_URLS, AnthropicProvider, LocalProvider, OpenAICompatibleProvider, Provider, api_key
 from .paths import Paths, owner_name
+from .privacy import private_folder
 from .settings import Settings, is_workspace_name
 from .store import WorkspaceStore, Writer
+from .store.maintenance import MaintenancePolicy, MaintenanceSchedule
 from .recall.pack import ContextPack, PackRequest, Tokenizer, context_pack
 from .tools.registry import TOOLS, describe_validation_error, validate_call
 from .tools.scope import Scope
@@ -42,6 +44,10 @@ MAX_CHARS_CEILING = 12000
 
 EngineEvent = IngestProgress
 Listener = Callable[[EngineEvent], None]
+
+
+def _closed_error() -> EngramError:
+    return EngramError("The engine is closed.", title="Engine closed")
 
 
 @dataclass(frozen=True)
@@ -58,21 +64,30 @@ class Engine:
     """Stores, models and tools of one data folder. Thread-safe; call ``close`` when done."""
 
     def __init__(self, paths: Paths, settings: Settings, *, embedder: Embedder | None = None,
-                 generator: Provider | None = None) -> None:
+                 generator: Provider | None = None, embedder_loader: Callable[[], Embedder] | None = None,
+                 detect_gpus: Callable[[], list[Gpu]] | None = None) -> None:
         """Open the engine. Nothing is loaded or created until a tool needs it.
 
         ``embedder`` replaces the bundled model and ``generator`` the helper model (the seams tests use);
         without them the models named by settings are verified and loaded on first use.
+        ``embedder_loader`` replaces how the embedding model is built and loaded on first use (the engine
+        owns and closes what it returns); ``detect_gpus`` replaces the GPU detection. Both are seams too.
         """
         self.paths = paths
         self.settings = settings
         self.writer = Writer()
+        self.maintenance = MaintenanceSchedule(self.writer, self._maintenance_policy)
         self._stores: dict[str, WorkspaceStore] = {}
         self._stores_lock = threading.Lock()
         self._embedder = embedder
         self._owns_embedder = embedder is None
         self._embed_error: str | None = None
-        self._embed_lock = threading.Lock()
+        # One lock per resource, so that a slow GPU probe or a model load holds up only its own callers.
+        self._embed_lock = threading.Lock()  # held while the embedding model loads
+        self._gpu_lock = threading.Lock()  # held while the GPUs are detected
+        self._pool_lock = threading.Lock()
+        # Guards ``_closed`` and the hand-over of the embedder to ``close``; never held across a load.
+        self._closing_lock = threading.Lock()
         self._listeners: list[Listener] = []
         self._indexing = threading.Event()
         self._indexing.set()
@@ -81,6 +96,8 @@ class Engine:
         self._pool: ModelPool | None = None
         self._generator = generator
         self._budget = RunBudget(owner_name())
+        self._embedder_loader = embedder_loader or self._load_embedder
+        self._detect_gpus = detect_gpus or (lambda: detect(system_memory_mb=total_memory_mb()))
 
     # ------------------------------------------------------------------- events
 
@@ -118,20 +135,33 @@ class Engine:
     def embedder(self) -> Embedder:
         """The embedding model, built and loaded on first use.
 
+        A load that ends after ``close`` ran closes the model it loaded at once: nothing stays loaded.
+
         Raises:
             ModelError: it cannot be built, verified or loaded (the message says why and what to do).
+            EngramError: the engine is closed (also when it was closed during the load).
         """
         with self._embed_lock:
-            if self._embedder is not None:
-                return self._embedder
+            with self._closing_lock:
+                if self._closed:
+                    raise _closed_error()
+                if self._embedder is not None:
+                    return self._embedder
             if self._embed_error is not None:
                 raise ModelError(self._embed_error)
             try:
-                self._embedder = self._load_embedder()
+                loaded = self._embedder_loader()
             except ModelError as exc:
                 self._embed_error = exc.message
                 raise
-            return self._embedder
+            with self._closing_lock:
+                closed = self._closed
+                if not closed:
+                    self._embedder = loaded
+            if closed:
+                loaded.close()
+                raise _closed_error()
+            return loaded
 
     def _load_embedder(self) -> Embedder:
         from .embedding.bundled import ensure_bundled_model
@@ -145,7 +175,11 @@ class Engine:
                              max_tokens=entry.max_tokens or 256, threads=self.settings.embed.threads)
 
     def embedder_or_none(self) -> Embedder | None:
-        """The embedding model, or ``None`` when it cannot be loaded (``embed_note`` says why)."""
+        """The embedding model, or ``None`` when it cannot be loaded (``embed_note`` says why).
+
+        Raises:
+            EngramError: the engine is closed.
+        """
         try:
             return self.embedder()
         except ModelError:
@@ -196,6 +230,12 @@ class Engine:
                 return self._stores[name]
             dimensions, model_id = self._dimensions()
             try:
+                private_folder(self.paths.data_dir)
+                private_folder(self.paths.workspaces_dir)
+            except OSError as exc:
+                raise WorkspaceError(f"Cannot create Engram's data folder ({exc.strerror}); check that "
+                                     "ENGRAM_DATA_DIR (or the default data folder) is yours and writable.") from exc
+            try:
                 store = self.writer.run(
                     lambda: WorkspaceStore.open(
                         name, self.paths.workspace_dir(name), dimensions=dimensions, embed_model=model_id,
@@ -206,8 +246,18 @@ class Engine:
                     known = ", ".join(self.workspace_names()) or "none yet"
                     raise WorkspaceError(f"{exc.message} Existing workspaces: {known}.", title=exc.title) from None
                 raise
+            self.maintenance.watch(store)
             self._stores[name] = store
             return store
+
+    def _maintenance_policy(self) -> MaintenancePolicy:
+        cfg = self.settings.store
+        # Old versions cost disk and slow every later cleanup, but a reader of another process may still be
+        # on one: it moves to the latest within read_consistency_sec, so versions older than twice that (plus
+        # time for a query in flight) are nobody's.
+        keep = timedelta(seconds=2 * cfg.read_consistency_sec + 10.0)
+        return MaintenancePolicy(every_commits=cfg.maintenance_writes, idle_sec=cfg.maintenance_idle_sec,
+                                 keep_versions=keep, vector_index_min_rows=cfg.vector_index_min_rows)
 
     def scope(self, workspace: str = "", *, create: bool = False) -> Scope:
         store = self.store(workspace, create=create)
@@ -240,9 +290,9 @@ class Engine:
 
     def gpus(self) -> list[Gpu]:
         """The GPUs this computer reports (detected once per engine)."""
-        with self._embed_lock:
+        with self._gpu_lock:
             if self._gpus is None:
-                self._gpus = detect(system_memory_mb=total_memory_mb())
+                self._gpus = self._detect_gpus()
             return self._gpus
 
     def device_plan(self) -> tuple[Gpu | None, BuildChoice, int, str]:
@@ -260,8 +310,15 @@ class Engine:
         return gpu, build, (1000 if layers < 0 else layers), ""
 
     def model_pool(self) -> ModelPool:
-        with self._embed_lock:
+        """The generation models of this engine (created on first use, closed by ``close``).
+
+        Raises:
+            EngramError: the engine is closed.
+        """
+        with self._pool_lock:
             if self._pool is None:
+                if self._closed:  # close takes the pool under this lock after setting ``_closed``
+                    raise _closed_error()
                 self._pool = ModelPool(threads=self.settings.tagger.local.threads)
             return self._pool
 
@@ -334,19 +391,29 @@ class Engine:
     # -------------------------------------------------------------------- close
 
     def close(self) -> None:
-        """Finish queued writes, release the stores and the model. Idempotent."""
-        with self._stores_lock:
-            if self._closed:
-                return
-            self._closed = True
+        """Finish queued writes, release the stores and the models. Idempotent.
+
+        Does not wait for a model load in flight: that load closes its model when it ends.
+        """
+        with self._stores_lock:  # an opening store finishes first; none opens after this
+            with self._closing_lock:
+                if self._closed:
+                    return
+                self._closed = True
+                embedder = self._embedder if self._owns_embedder else None
+                if self._owns_embedder:
+                    self._embedder = None
             self._stores.clear()
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
         self._indexing.set()  # a paused ingest finishes its batch instead of holding the close
+        self.maintenance.close()
         self.writer.close()
         self._budget.close()
-        if self._embedder is not None and self._owns_embedder:
-            self._embedder.close()
-        if self._pool is not None:
-            self._pool.close()
+        if embedder is not None:
+            embedder.close()
+        if pool is not None:
+            pool.close()
 
     def __enter__(self) -> Engine:
         return self

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import typing
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -48,6 +49,10 @@ class StoreSettings(_Group):
         le=10_000_000,
         description="Build a vector index once a workspace holds this many memories (below it, exact search is fast).",
     )
+    maintenance_writes: int = Field(32, ge=0, le=100_000, description=(
+        "Compact a workspace and fold new rows into its indexes after this many writes (0: only after an ingest)."))
+    maintenance_idle_sec: float = Field(30.0, ge=1.0, le=86400.0, description=(
+        "Also maintain a workspace this many seconds after its last write, when anything is unmaintained."))
 
 
 class EmbedSettings(_Group):
@@ -115,12 +120,27 @@ class IngestSettings(_Group):
         description="Extra ignore patterns in .gitignore syntax, applied to every ingest.",
     )
     use_gitignore: bool = Field(True, description="Respect .gitignore files under the ingested folder.")
+    allowed_roots: list[str] = Field(
+        default_factory=lambda: ["~"],
+        description=("Folders that ingest may read, and everything under them (~ is your home). Engram's own "
+                     "data, settings and log folders are never ingested."),
+    )
 
     @field_validator("exclude")
     @classmethod
     def _patterns_not_blank(cls, value: list[str]) -> list[str]:
         if any(not p.strip() for p in value):
             raise ValueError("patterns must not be blank")
+        return value
+
+    @field_validator("allowed_roots")
+    @classmethod
+    def _roots_are_absolute(cls, value: list[str]) -> list[str]:
+        for root in value:
+            if "\x00" in root:
+                raise ValueError("a folder cannot contain a NUL character")
+            if not (root.strip() == "~" or root.startswith(("~/", "~\\")) or Path(root).is_absolute()):
+                raise ValueError(f"'{root}' is not an absolute folder (or ~, ~/...)")
         return value
 
 

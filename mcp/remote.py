@@ -19,7 +19,8 @@ import httpx2
 
 from engram.core import EngramError, Paths
 
-from .service_files import ServiceInfo, read_info, token
+from .handshake import HEALTH_PATH, Proof, judge, mismatch
+from .service_files import ServiceInfo, lock_held, new_challenge, read_info, read_token
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,17 @@ def _transport_failure(exc: BaseException) -> str | None:
     return None
 
 
+def _status_code(exc: BaseException) -> int | None:
+    """The HTTP status inside ``exc`` (task groups wrap it) when the service refused the request, or ``None``."""
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return exc.response.status_code
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _status_code(inner)) is not None:
+                return found
+    return None
+
+
 def service_command() -> list[str]:
     """How to start ``engram service`` from this installation (also from a frozen bundle)."""
     if getattr(sys, "frozen", False):
@@ -76,68 +88,95 @@ def start_detached(paths: Paths) -> None:
 
 
 class RemoteBackend:
-    """A ``ToolBackend`` that forwards calls to the data folder's service, starting it when needed."""
+    """A ``ToolBackend`` that forwards calls to the data folder's service, starting it when needed.
+
+    The token goes only to a process that first proved it holds it (``service_files.proof``): a
+    ``service.json`` left by a service that died may name a port another program took since.
+    """
 
     def __init__(self, paths: Paths, *, start_timeout: float = 60.0) -> None:
         self.paths = paths
         self.start_timeout = start_timeout
         self._http: httpx2.AsyncClient | None = None
+        self._probe: httpx2.AsyncClient | None = None
         self._secret = ""
         self._info: ServiceInfo | None = None
         self._lock = anyio.Lock()
 
-    async def _client(self) -> httpx2.AsyncClient:
-        """A pooled HTTP client carrying the current token (the first service start creates it)."""
-        secret = token(self.paths.data_dir, create=False) or ""
+    async def _challenge(self, info: ServiceInfo, secret: str | None) -> Proof:
+        """Challenge the process on ``info``'s port, without the token; PROVEN only if it answers for ``secret``."""
+        if self._probe is None:
+            self._probe = httpx2.AsyncClient(timeout=httpx2.Timeout(2.0))
+        challenge = new_challenge()
+        try:
+            reply = await self._probe.get(info.base_url + HEALTH_PATH, params={"challenge": challenge})
+        except httpx2.HTTPError:
+            return Proof.SILENT
+        try:
+            answer = reply.json()
+        except ValueError:
+            answer = None
+        return judge(reply.status_code, answer, info, secret, challenge)
+
+    async def _trust(self, info: ServiceInfo, secret: str) -> ServiceInfo:
+        """Use ``info``'s service, with ``secret`` as the bearer token from now on."""
         if self._http is None or self._secret != secret:
             if self._http is not None:
                 await self._http.aclose()
             self._http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {secret}"},
                                             timeout=httpx2.Timeout(30.0, read=600.0))
             self._secret = secret
-        return self._http
-
-    async def _healthy(self, info: ServiceInfo) -> bool:
-        try:
-            reply = await (await self._client()).get(info.base_url + "/health", timeout=2.0)
-            return reply.status_code == 200 and reply.json().get("pid") == info.pid
-        except (httpx2.HTTPError, ValueError):
-            return False
+        self._info = info
+        return info
 
     async def ensure_service(self) -> ServiceInfo:
-        """The running service, started (detached) and waited for when none answers.
+        """The running service, proven, or one started (detached) and waited for when none runs.
 
         Raises:
-            ServiceUnavailable: it did not answer within ``start_timeout`` seconds.
+            TokenMismatch: a service runs for this data folder but cannot prove it holds its token.
+            ServiceUnavailable: no service answered within ``start_timeout`` seconds.
         """
         async with self._lock:
-            if self._info is not None and await self._healthy(self._info):
-                return self._info
-            info = read_info(self.paths.data_dir)
-            if info is None or not await self._healthy(info):
-                start_detached(self.paths)
-                deadline = time.monotonic() + self.start_timeout
-                while info is None or not await self._healthy(info):
-                    if time.monotonic() > deadline:
-                        raise ServiceUnavailable(
-                            f"The Engram service did not answer within {self.start_timeout:.0f} s. Its log is "
-                            f"{self.paths.log_dir / 'service.out'}; `engram service` in a terminal shows the error.")
-                    await anyio.sleep(0.05)
-                    info = read_info(self.paths.data_dir)
-            self._info = info
-            return info
+            data = self.paths.data_dir
+            deadline = time.monotonic() + self.start_timeout
+            started = False
+            wrong_since: float | None = None
+            while True:
+                info, secret = read_info(data), read_token(data)
+                proof = await self._challenge(info, secret) if info is not None else Proof.SILENT
+                if proof is Proof.PROVEN and info is not None and secret is not None:
+                    return await self._trust(info, secret)
+                self._info = None
+                running = lock_held(data)
+                if proof is Proof.WRONG and info is not None and running:
+                    # A service holds the folder but does not answer for its token. Give one that is just
+                    # starting (token written, service.json not yet) a moment, then say so at once.
+                    wrong_since = wrong_since or time.monotonic()
+                    if time.monotonic() - wrong_since > 2.0:
+                        raise mismatch(self.paths.data_dir, info)
+                elif not running and not started:
+                    start_detached(self.paths)
+                    started = True
+                if time.monotonic() > deadline:
+                    raise ServiceUnavailable(
+                        f"The Engram service did not answer within {self.start_timeout:.0f} s. Its log is "
+                        f"{self.paths.log_dir / 'service.out'}; `engram service` in a terminal shows the error.")
+                await anyio.sleep(0.05)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> str:
         from mcp import Client
         from mcp.client.streamable_http import streamable_http_client
 
         info = await self.ensure_service()
+        assert self._http is not None
         try:
-            http = await self._client()
-            async with Client(streamable_http_client(info.url, http_client=http, terminate_on_close=False),
+            async with Client(streamable_http_client(info.url, http_client=self._http, terminate_on_close=False),
                               mode=MODERN_PROTOCOL) as client:
                 result = await client.call_tool(tool, arguments)
         except Exception as exc:
+            if _status_code(exc) == 401:
+                self._info = None
+                raise mismatch(self.paths.data_dir, info) from None
             failure = _transport_failure(exc)
             if failure is None:
                 raise
@@ -150,6 +189,7 @@ class RemoteBackend:
         return text
 
     async def aclose(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        for client in (self._http, self._probe):
+            if client is not None:
+                await client.aclose()
+        self._http = self._probe = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from importlib import metadata
 from typing import Any, Protocol
 
@@ -24,6 +25,7 @@ from mcp.types import ToolAnnotations
 from pydantic import ConfigDict
 
 from engram.core import Engine, EngramError
+from engram.core.tools.caller_paths import resolve_caller_paths
 from engram.core.tools.registry import TOOLS, call_model
 
 from .descriptions import DESCRIPTIONS, INSTRUCTIONS
@@ -120,16 +122,22 @@ class SessionRuns:
         return f"mcp-{session_id}"[:200] if session_id else None
 
 
-def _tool_function(backend: ToolBackend, tool: str, runs: SessionRuns) -> Callable[..., Awaitable[str]]:
+def _tool_function(backend: ToolBackend, tool: str, runs: SessionRuns, cwd: Path | None) -> Callable[..., Awaitable[str]]:
     takes_run = "run" in call_model(tool).model_fields
 
     async def run(arguments: dict[str, Any], ctx: Context) -> str:
         if takes_run and arguments.get("run") is None and (default := runs.run_id(ctx)) is not None:
             arguments = {**arguments, "run": default}
+        if cwd is not None:
+            arguments = resolve_caller_paths(tool, arguments, cwd)
         try:
             return await backend.call(tool, arguments)
         except EngramError as exc:
             raise ToolError(f"{exc.title}: {exc.message}" if exc.title else exc.message) from None
+        except Exception:  # top level of a tool call: a bug, not bad input; its text (paths, SQL) stays in the log
+            logger.exception("tool %s failed unexpectedly", tool)
+            raise ToolError(f"Internal error: {tool} failed unexpectedly (the details are in Engram's log). Try "
+                            "again; if it keeps failing, please report it with the log.") from None
 
     run.__name__ = tool
     return run
@@ -138,11 +146,14 @@ def _tool_function(backend: ToolBackend, tool: str, runs: SessionRuns) -> Callab
 def build_server(backend: ToolBackend, *, stdio: bool = False) -> MCPServer:
     """An ``MCPServer`` exposing every engine tool through ``backend``.
 
-    ``stdio``: the server will serve one stdio connection, whose calls form one run by default.
+    ``stdio``: the server will serve one stdio connection, whose calls form one run by default, and whose
+    relative paths are resolved against this process's folder (the caller's).
     """
     runs = SessionRuns(f"mcp-{uuid.uuid4().hex}" if stdio else None)
+    # Over stdio this process was started by the caller, in the caller's folder: relative paths mean that folder.
+    cwd = Path.cwd() if stdio else None
     tools = [
-        Tool(fn=_tool_function(backend, name, runs), name=name, description=DESCRIPTIONS[name],
+        Tool(fn=_tool_function(backend, name, runs, cwd), name=name, description=DESCRIPTIONS[name],
              parameters=input_schema(name), fn_metadata=FuncMetadata(arg_model=_PassThrough), is_async=True,
              context_kwarg="ctx", annotations=annotations(name))
         for name in TOOLS

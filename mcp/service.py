@@ -12,41 +12,92 @@ import hmac
 import json
 import logging
 import os
+import re
 import socket
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Generator, MutableMapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs
 
 import anyio
 import uvicorn
 
 from engram.core import Engine, EngramError, Paths, Settings
 
+from .direct import DIRECT_PATH, DirectCalls
+from .handshake import HEALTH_PATH
 from .server import EngineBackend, build_server, version
-from .service_files import MCP_PATH, InstanceLock, ServiceInfo, read_info, remove_info, token, write_info
+from .service_files import (
+    CHALLENGE_PATTERN,
+    MCP_PATH,
+    InstanceLock,
+    ServiceInfo,
+    clear_info,
+    new_token,
+    proof,
+    read_info,
+    remove_info,
+    write_info,
+)
 
 logger = logging.getLogger(__name__)
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-HEALTH_PATH = "/health"
 
 
-def _hostname(value: str) -> str:
-    try:
-        return (urlsplit("//" + value).hostname or "").lower()
-    except ValueError:
-        return ""
+ONCE_ONLY = ("host", "origin", "authorization")
+_AUTHORITY = re.compile(r"(\[::1\]|[A-Za-z0-9.]+)(?::([0-9]{1,5}))?")
+_ORIGIN = re.compile(r"(?:http|https)://(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def _is_loopback_authority(value: str) -> bool:
+    """Whether ``value`` is exactly ``host[:port]``: a ``LOOPBACK`` host (IPv6 in brackets), a port 1–65535.
+
+    Anything more (user-info, a path, query or fragment, spaces) is refused rather than parsed: the
+    MCP SDK, a proxy or a browser could read such a value differently than this check does.
+    """
+    match = _AUTHORITY.fullmatch(value)
+    if match is None:
+        return False
+    host, port = match.groups()
+    return host.lower().strip("[]") in LOOPBACK and (port is None or 1 <= int(port) <= 65535)
+
+
+def _is_loopback_origin(value: str) -> bool:
+    """Whether ``value`` is exactly ``http(s)://host[:port]`` with a loopback host; ``null`` and paths are not."""
+    match = _ORIGIN.fullmatch(value)
+    return match is not None and _is_loopback_authority(match[1])
+
+
+def _request_headers(raw: Iterable[tuple[bytes, bytes]]) -> tuple[dict[str, str], str | None]:
+    """The headers by lower-case name, and the first of ``ONCE_ONLY`` sent more than once (as ``Host``…) or None.
+
+    Each name keeps its first value, the one the MCP SDK behind the guard reads.
+    """
+    headers: dict[str, str] = {}
+    repeated: str | None = None
+    for key, value in raw:
+        name = key.decode("latin-1").lower()
+        if name in headers and name in ONCE_ONLY and repeated is None:
+            repeated = name.title()
+        headers.setdefault(name, value.decode("latin-1"))
+    return headers, repeated
 
 
 class Guard:
-    """ASGI middleware: bearer token, loopback Host and Origin; serves ``/health`` itself."""
+    """ASGI middleware: bearer token, loopback Host and Origin, each header once; serves ``/health`` itself.
 
-    def __init__(self, app: ASGIApp, secret: str, on_shutdown: Callable[[], None]) -> None:
+    ``/health?challenge=C`` needs no token: it answers with ``proof(token, C)``, so a client can tell the
+    real service from a program that took its port before it sends the token (see ``service_files``).
+    """
+
+    def __init__(self, app: ASGIApp, secret: str, on_shutdown: Callable[[], None], direct: ASGIApp | None = None) -> None:
         self.app = app
+        self._direct = direct
+        self._secret = secret
         self._expected = f"Bearer {secret}".encode()
         self._on_shutdown = on_shutdown
 
@@ -57,22 +108,38 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if _hostname(headers.get("host", "")) not in LOOPBACK:
+        headers, repeated = _request_headers(scope.get("headers", []))
+        if repeated is not None:  # the guard and the endpoint behind it could each read a different one
+            await _reply(send, 400, {"error": f"the {repeated} header was sent more than once; send it once"})
+            return
+        if not _is_loopback_authority(headers.get("host", "")):
             await _reply(send, 421, {"error": "Host must be a loopback address"})
             return
         origin = headers.get("origin")
-        if origin is not None and _hostname(urlsplit(origin).netloc) not in LOOPBACK:
+        if origin is not None and not _is_loopback_origin(origin):
             await _reply(send, 403, {"error": "Origin must be a loopback address"})
+            return
+        if scope["path"] == HEALTH_PATH:
+            # Answered without the token: a client proves who listens here before it sends the token.
+            await self._health(scope, send)
             return
         if not hmac.compare_digest(headers.get("authorization", "").encode("latin-1"), self._expected):
             await _reply(send, 401, {"error": "missing or wrong bearer token (see service.token in the data folder)"},
                          extra=[(b"www-authenticate", b"Bearer")])
             return
-        if scope["path"] == HEALTH_PATH:
-            await _reply(send, 200, {"status": "ok", "pid": os.getpid(), "version": version()})
+        if scope["path"] == DIRECT_PATH and self._direct is not None:
+            await self._direct(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    async def _health(self, scope: Scope, send: Any) -> None:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        challenge = query.get("challenge", [""])
+        if len(challenge) != 1 or not re.fullmatch(CHALLENGE_PATTERN, challenge[0]):
+            await _reply(send, 400, {"error": "send one challenge: ?challenge= with 22-128 URL-safe characters"})
+            return
+        await _reply(send, 200, {"status": "ok", "pid": os.getpid(), "version": version(),
+                                 "proof": proof(self._secret, challenge[0])})
 
 
     def _shutdown_first(self, send: Any) -> Any:
@@ -94,9 +161,18 @@ async def _reply(send: Any, status: int, body: dict[str, Any], extra: list[tuple
     await send({"type": "http.response.body", "body": payload})
 
 
+#: How long ``Service.close`` waits for the warm-up. A model load cannot be interrupted; one that ends
+#: later is closed by the engine at once, so waiting longer only delays the shutdown.
+WARM_UP_WAIT_S = 10.0
+
+
 def _warm_up(engine: Engine) -> None:
-    engine.embedder_or_none()
+    """Load the embedding model and open the default workspace ahead of the first tool call.
+
+    Ends at the first refusal: a closed engine refuses both (and frees a model whose load ends after close).
+    """
     try:
+        engine.embedder_or_none()
         engine.store()
     except EngramError as exc:  # reported again to whoever calls a tool
         logger.warning("default workspace not opened: %s", exc.message)
@@ -153,6 +229,7 @@ class Service:
         self._sock: socket.socket | None = None
         self._server: _Server | None = None
         self._closing = threading.Lock()
+        self._warming: threading.Thread | None = None
         self.info: ServiceInfo | None = None
 
     @property
@@ -174,8 +251,14 @@ class Service:
             raise ServiceRunning(already_running_message(self.paths))
         self._lock = lock
         try:
-            secret = token(self.paths.data_dir, create=True)
-            assert secret is not None
+            # Whatever service.json is here was left by a service that died (it held the lock): withdraw it
+            # before the new token exists, so no client pairs the new token with the old port.
+            try:
+                clear_info(self.paths.data_dir)
+                secret = new_token(self.paths.data_dir)
+            except OSError as exc:
+                raise ServiceUnavailable(f"Cannot write the service token into {self.paths.data_dir} "
+                                         f"({exc.strerror}); check that the folder is yours and writable.") from exc
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             self._sock = sock
             # Replies go out as several writes (headers, body, SSE events); without TCP_NODELAY each one after
@@ -192,11 +275,14 @@ class Service:
                 self._engine = Engine(self.paths, self.settings)
             app = build_server(EngineBackend(self._engine)).streamable_http_app(streamable_http_path=MCP_PATH,
                                                                                host="127.0.0.1")
-            self._server = _Server(uvicorn.Config(Guard(app, secret, self.close), log_config=None, lifespan="on",
+            guard = Guard(app, secret, self.close, direct=DirectCalls(self._engine))
+            self._server = _Server(uvicorn.Config(guard, log_config=None, lifespan="on",
                                                   timeout_graceful_shutdown=5),
                                    handle_signals=self._handle_signals)
             # Load the embedding model and open the default workspace while the first client connects.
-            threading.Thread(target=_warm_up, args=(self._engine,), name="warm-up", daemon=True).start()
+            # Tracked: ``close`` waits for it, so that it never works on an engine closed under it.
+            self._warming = threading.Thread(target=_warm_up, args=(self._engine,), name="warm-up", daemon=True)
+            self._warming.start()
             self.info = ServiceInfo(port=sock.getsockname()[1], pid=os.getpid(), version=version())
             write_info(self.paths.data_dir, self.info)
         except BaseException:
@@ -229,7 +315,11 @@ class Service:
             self._server.should_exit = True
 
     def close(self) -> None:
-        """Withdraw ``service.json``, close the socket, the owned engine and the lock. Safe to call twice."""
+        """Withdraw ``service.json``, close the socket and the owned engine, end the warm-up, release the lock.
+
+        Safe to call twice. Waits up to ``WARM_UP_WAIT_S`` for the warm-up (the engine, closed first when
+        owned, refuses what the warm-up still asks for and frees a model whose load ends late).
+        """
         with self._closing:
             if self.info is not None:
                 remove_info(self.paths.data_dir, self.info.pid)
@@ -240,6 +330,12 @@ class Service:
                 self._sock = None
             if self._owns_engine and self._engine is not None:
                 self._engine.close()
+            warming, self._warming = self._warming, None
+            if warming is not None:
+                warming.join(WARM_UP_WAIT_S)
+                if warming.is_alive():
+                    logger.warning("the warm-up did not end within %.0f s; the engine frees what it loads",
+                                   WARM_UP_WAIT_S)
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None

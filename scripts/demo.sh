@@ -16,6 +16,8 @@ if [ ! -d "$corpus/django-5.2.8/docs" ]; then
 fi
 
 export ENGRAM_DATA_DIR="${ENGRAM_DATA_DIR:-$PWD/.demo-data}"
+# Ingest reads under ingest.allowed_roots (default: your home); the corpus may lie elsewhere.
+export ENGRAM_INGEST_ALLOWED_ROOTS="${ENGRAM_INGEST_ALLOWED_ROOTS:-[\"~\", \"$corpus\"]}"
 engram() { printf '\n$ engram %s\n' "$*" >&2; "$bin/engram" "$@"; }
 engram ingest "$corpus/django-5.2.8/docs/topics" --project django
 engram search "force every request onto HTTPS and make browsers remember to never use plain HTTP" --limit 3

@@ -5,8 +5,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
+import signal
+import subprocess
+import sys
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import keyring
@@ -19,6 +24,7 @@ from engram.core import Engine, Paths, Settings
 from engram.core.embedding.bundled import ensure_bundled_model
 from engram.core.embedding.llama_embedder import LlamaEmbedder
 from engram.core.manifest import model_entry
+from engram.mcp.service_files import read_info
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # The desktop tests drive a real Qt window without a screen (CI machines have none).
@@ -59,6 +65,15 @@ class HashingEmbedder:
 
     def close(self) -> None:
         pass
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's home folder is its temporary folder: what it ingests lies under the user's home (the default
+    of ingest.allowed_roots), as a user's files do, and nothing a test starts touches the real home."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path))
+    return tmp_path
 
 
 @pytest.fixture(scope="session")
@@ -156,3 +171,53 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(ring)
     yield ring
     keyring.set_keyring(previous)
+
+
+# ------------------------------------------------------------------ real processes
+
+ENGRAM = [sys.executable, "-m", "engram.app"]
+
+
+def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> object:
+    """Poll ``predicate`` until it is truthy, failing after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def env(tmp_path: Path, model_file: Path) -> dict[str, str]:
+    """The environment of an `engram` process on this test's folders (the bundled model already in place)."""
+    models = tmp_path / "data" / "models"
+    models.mkdir(parents=True)
+    shutil.copy(model_file, models / model_file.name)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    return {**clean, "ENGRAM_DATA_DIR": str(tmp_path / "data"), "ENGRAM_CONFIG_DIR": str(tmp_path / "config"),
+            "ENGRAM_LOG_DIR": str(tmp_path / "logs"), "ENGRAM_EMBED_THREADS": "2"}
+
+
+@pytest.fixture
+def stop_services(env: dict[str, str]) -> Iterator[None]:
+    yield
+    info = read_info(Path(env["ENGRAM_DATA_DIR"]))
+    if info:
+        try:
+            os.kill(info.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture
+def service(env: dict[str, str], stop_services: None) -> Iterator[subprocess.Popen[bytes]]:
+    """A headless `engram service` on this test's folders, announced and answering."""
+    proc = subprocess.Popen([*ENGRAM, "service"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    data = Path(env["ENGRAM_DATA_DIR"])
+    wait_for(lambda: read_info(data) and read_info(data).pid == proc.pid, 60, "the service to announce itself")
+    yield proc
+    proc.terminate()
+    proc.wait(timeout=30)

@@ -2,7 +2,8 @@
 
 Routes (all under the server's root):
 - ``/<repo>/resolve/<revision>/<file>``: redirects (302) to ``/cdn/<file>`` like the hub, sending the file's
-  SHA256 as ``X-Linked-Etag`` on the redirect;
+  SHA256 as ``X-Linked-Etag`` on the redirect (unless ``linked_etag`` is set to ``False``: a hub that
+  stops vouching for its files);
 - ``/cdn/<file>`` and ``/files/<file>``: the bytes, honouring ``Range`` (206) and refusing a range past the
   end (416);
 - ``/drop/<file>``: sends the headers and half the bytes, then closes the connection;
@@ -23,6 +24,7 @@ class ModelServer:
         self.files = files
         self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
         self.proxied: list[str] = []
+        self.linked_etag = True
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -48,7 +50,8 @@ class ModelServer:
                         return
                     self.send_response(302)
                     self.send_header("Location", f"/cdn/{name}")
-                    self.send_header("X-Linked-Etag", f'"{hashlib.sha256(body).hexdigest()}"')
+                    if server.linked_etag:
+                        self.send_header("X-Linked-Etag", f'"{hashlib.sha256(body).hexdigest()}"')
                     self.send_header("X-Linked-Size", str(len(body)))
                     self.send_header("Content-Length", "0")
                     self.end_headers()
@@ -90,7 +93,10 @@ class ModelServer:
                     self.wfile.flush()
                     self.close_connection = True
                     return
-                self.wfile.write(rest)
+                try:
+                    self.wfile.write(rest)
+                except (BrokenPipeError, ConnectionResetError):  # the client refused the file and hung up
+                    self.close_connection = True
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"

@@ -81,3 +81,15 @@ def test_budget_suite_quick(tmp_path: Path) -> None:
     result = json.loads((folder / "result.json").read_text())
     assert result["searches"] > 0 and result["budget_on"]["p50_ms"] > 0 and result["budget_off"]["p50_ms"] > 0
     assert result["ledger_ops"]["reserve"]["n"] == 50 and "added by the ledger" in (folder / "summary.md").read_text()
+
+
+def test_writes_suite_quick(tmp_path: Path) -> None:
+    folder = run_suite(tmp_path, "writes")
+    result = json.loads((folder / "result.json").read_text())
+    maintained, unmaintained = result["arms"]["maintained"], result["arms"]["unmaintained"]
+    assert [p["stores"] for p in maintained["points"]] == [20, 60, 120]
+    assert maintained["points"][-1]["maintenance_runs"] > 0 and unmaintained["points"][-1]["maintenance_runs"] == 0
+    # Without maintenance every store stays a fragment; with it the table is compacted as it grows.
+    assert unmaintained["points"][-1]["disk"]["memory_fragments"] == 120
+    assert maintained["points"][-1]["disk"]["memory_fragments"] < 40
+    assert "freshly compacted" in (folder / "summary.md").read_text() and (folder / "writes.png").is_file()

@@ -225,9 +225,9 @@ def test_a_helper_model_downloads_from_the_settings_page_with_progress(make_desk
 # ------------------------------------------------------------------ ingest, recall, jobs
 
 
-def test_an_ingest_shows_progress_up_to_100_percent(make_desktop: Any, tmp_path: Path, qtbot: Any) -> None:
+def test_an_ingest_shows_progress_up_to_100_percent(make_desktop: Any, tmp_path: Path, qtbot: Any, home: Path) -> None:
     desktop = make_desktop()
-    folder = write_tree(tmp_path / "notes", {f"n{i:02}.md": f"# Note {i}\n\nTopic {i} of the ingest test."
+    folder = write_tree(home / "notes", {f"n{i:02}.md": f"# Note {i}\n\nTopic {i} of the ingest test."
                                               for i in range(60)})
     seen: list[tuple[int | None, bool]] = []
     bars: list[int] = []
@@ -252,9 +252,9 @@ def test_an_ingest_shows_progress_up_to_100_percent(make_desktop: Any, tmp_path:
     assert desktop.window.overview.job_row(job.id) is None, "a finished job leaves the list"
 
 
-def test_toggling_recall_llm_changes_what_a_real_recall_returns(make_desktop: Any, tmp_path: Path, qtbot: Any) -> None:
+def test_toggling_recall_llm_changes_what_a_real_recall_returns(make_desktop: Any, tmp_path: Path, qtbot: Any, home: Path) -> None:
     desktop = make_desktop()
-    folder = write_tree(tmp_path / "ops", {"deploy.md": "# Deploy\n\nRoll back with git revert, then redeploy."})
+    folder = write_tree(home / "ops", {"deploy.md": "# Deploy\n\nRoll back with git revert, then redeploy."})
     with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.kind == "ingest"):
         desktop.ingest_folder(str(folder))
     overview = desktop.window.overview
@@ -302,7 +302,7 @@ def test_the_tray_menu_actions(make_desktop: Any, home: Path, tmp_path: Path, qt
 
     tray.pause_action.trigger()
     assert desktop.engine.indexing_paused and "paused" in tray.icon.toolTip()
-    folder = write_tree(tmp_path / "docs", {f"d{i}.md": f"# Doc {i}\n\nText {i}." for i in range(30)})
+    folder = write_tree(home / "docs", {f"d{i}.md": f"# Doc {i}\n\nText {i}." for i in range(30)})
     tray.ingest_action.trigger()
     assert desktop.folder_dialog is not None and desktop.folder_dialog.isVisible()
     with qtbot.waitSignal(desktop.jobs.changed, timeout=60_000,
@@ -360,13 +360,13 @@ def test_the_first_run_welcome_connects_the_editors_found(make_desktop: Any, hom
 
 @pytest.mark.asyncio
 async def test_the_service_in_the_qt_loop_answers_mcp_while_the_window_stays_responsive(
-        make_desktop: Any, paths: Paths, tmp_path: Path) -> None:
+        make_desktop: Any, paths: Paths, tmp_path: Path, home: Path) -> None:
     desktop = make_desktop(serve=True)
     desktop.start_service()
     assert desktop.service is not None, desktop.service_note
     info = read_info(paths.data_dir)
     assert info is not None and info.pid == os.getpid() and info.url in desktop.service_note
-    folder = write_tree(tmp_path / "src", {f"m{i}.py": f"def handler_{i}():\n    return {i}\n" for i in range(40)})
+    folder = write_tree(home / "src", {f"m{i}.py": f"def handler_{i}():\n    return {i}\n" for i in range(40)})
 
     lags: list[float] = []
     clock = QElapsedTimer()

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import stat
 import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -21,60 +17,11 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from engram.core.tools.registry import TOOLS
-from engram.mcp.service_files import read_info
+from engram.mcp.service_files import new_challenge, proves, read_info
 
-from .conftest import write_tree
+from .conftest import ENGRAM, wait_for, write_tree
 
 pytestmark = pytest.mark.anyio
-ENGRAM = [sys.executable, "-m", "engram.app"]
-
-
-def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> object:
-    """Poll ``predicate`` until it is truthy, failing after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
-
-
-@pytest.fixture
-def env(tmp_path: Path, model_file: Path) -> dict[str, str]:
-    models = tmp_path / "data" / "models"
-    models.mkdir(parents=True)
-    shutil.copy(model_file, models / model_file.name)
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-    return {**clean, "ENGRAM_DATA_DIR": str(tmp_path / "data"), "ENGRAM_CONFIG_DIR": str(tmp_path / "config"),
-            "ENGRAM_LOG_DIR": str(tmp_path / "logs"), "ENGRAM_EMBED_THREADS": "2"}
-
-
-def service_pids(data: Path) -> set[int]:
-    info = read_info(data)
-    return {info.pid} if info else set()
-
-
-@pytest.fixture
-def stop_services(env: dict[str, str]) -> Iterator[None]:
-    yield
-    info = read_info(Path(env["ENGRAM_DATA_DIR"]))
-    if info:
-        try:
-            os.kill(info.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-
-
-@pytest.fixture
-def service(env: dict[str, str], stop_services: None) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen([*ENGRAM, "service"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    data = Path(env["ENGRAM_DATA_DIR"])
-    wait_for(lambda: read_info(data) and read_info(data).pid == proc.pid, 60, "the service to announce itself")
-    yield proc
-    proc.terminate()
-    proc.wait(timeout=30)
 
 
 def stdio(env: dict[str, str], *args: str) -> StdioServerParameters:
@@ -200,12 +147,25 @@ async def test_requests_without_token_or_from_outside_loopback_are_refused(
     async with httpx2.AsyncClient() as http:
         to_mcp = await http.post(info.url, json=body, headers={**auth, **headers,
                                                                 "Accept": "application/json, text/event-stream"})
-        health = await http.get(info.base_url + "/health", headers={**auth, **headers})
-    assert health.status_code == status
-    if status != 200:
+        health = await http.get(info.base_url + "/health", params={"challenge": new_challenge()}, headers=headers)
+    if status != 200:  # (a lone tools/list without a session is the endpoint's own 400: past the guard)
         assert to_mcp.status_code == status
-    else:
-        assert health.json()["pid"] == info.pid
+    assert health.status_code == (status if status in (421, 403) else 200)
+
+
+async def test_the_service_proves_it_holds_the_token_without_receiving_it(
+        env: dict[str, str], service: subprocess.Popen[bytes]) -> None:
+    data = Path(env["ENGRAM_DATA_DIR"])
+    info = read_info(data)
+    secret = (data / "service.token").read_text().strip()
+    challenge = new_challenge()
+    async with httpx2.AsyncClient() as http:
+        answer = (await http.get(info.base_url + "/health", params={"challenge": challenge})).json()
+        unchallenged = await http.get(info.base_url + "/health")
+        twice = await http.get(info.base_url + f"/health?challenge={challenge}&challenge={challenge}")
+    assert answer["pid"] == info.pid and proves(secret, challenge, answer["proof"])
+    assert not proves(secret, new_challenge(), answer["proof"]) and not proves("another-token", challenge, answer["proof"])
+    assert unchallenged.status_code == 400 and twice.status_code == 400
 
 
 async def test_a_second_service_says_where_the_first_one_runs(env: dict[str, str],

@@ -55,7 +55,7 @@ async def test_tools_answer_with_the_engines_text(engine: Engine, tmp_path: Path
     ("get_memory", {"ids": ["000000000000"]}, "No memory with id 000000000000"),
     ("file_chunks", {"source": "/never/seen.md"}, "was never ingested"),
     ("store", {"content": "x", "max_chars": 2000}, "unknown argument 'max_chars'"),
-    ("ingest_path", {"path": "/no/such/folder"}, "does not exist"),
+    ("ingest_path", {"path": "~/no/such/folder"}, "does not exist"),
 ])
 async def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(engine: Engine, tool: str, arguments: dict,
                                                                       message: str) -> None:
@@ -101,3 +101,29 @@ async def test_calls_of_one_stdio_session_share_a_default_run_and_a_callers_run_
     assert runs[0] and runs[0].startswith("mcp-") and runs[1] == runs[0] and runs[2] == "task-7"
     assert "run" not in first.arguments[3]  # status takes no run
     assert second.arguments[0]["run"] != runs[0]
+
+
+class Failing:
+    """A backend with a bug: its calls fail with a library error that names an internal file."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def call(self, tool: str, arguments: dict) -> str:
+        self.calls += 1
+        if self.calls == 1:
+            raise OSError("[Errno 36] File name too long: '/srv/engram/data/workspaces/x/lance/facts.lance'")
+        return "ok"
+
+
+async def test_an_unexpected_failure_is_a_tool_error_that_keeps_library_text_in_the_log(
+        caplog: pytest.LogCaptureFixture) -> None:
+    backend = Failing()
+    async with Client(build_server(backend)) as client:
+        failed = await client.call_tool("status", {})
+        after = await client.call_tool("status", {})
+    assert failed.is_error
+    assert "/srv/engram" not in failed.content[0].text and "Errno" not in failed.content[0].text
+    assert "status failed unexpectedly" in failed.content[0].text and "Engram's log" in failed.content[0].text
+    assert any("/srv/engram" in str(r.exc_info and r.exc_info[1]) for r in caplog.records)
+    assert not after.is_error and after.content[0].text == "ok"

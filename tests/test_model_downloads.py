@@ -69,9 +69,77 @@ def test_pinned_by_revision_is_verified_against_the_hubs_hash_and_recorded(tmp_p
 def test_a_hub_file_with_another_hash_is_refused_and_deleted(tmp_path: Path, server: ModelServer) -> None:
     files = ModelFiles(tmp_path, hub_url=server.url)
     entry = dataclasses.replace(by_revision(server), sha256="0" * 64)
-    with pytest.raises(ChecksumMismatch, match="the file was deleted"):
+    with pytest.raises(ChecksumMismatch, match="so the download was deleted; nothing was saved"):
         files.download(entry)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_re_download_the_hub_cannot_verify_keeps_the_verified_model(tmp_path: Path, server: ModelServer,
+                                                                       gguf: bytes) -> None:
+    files = ModelFiles(tmp_path, hub_url=server.url)
+    entry = by_revision(server)
+    files.download(entry)
+    pins = (tmp_path / "pins.json").read_bytes()
+    server.linked_etag = False  # the hub stops vouching for the file
+    with pytest.raises(ChecksumMismatch) as refused:
+        files.download(entry)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["pins.json", SMOL.file])
+    assert (tmp_path / SMOL.file).read_bytes() == gguf and (tmp_path / "pins.json").read_bytes() == pins
+    assert files.verify(entry) == tmp_path / SMOL.file
+    assert refused.value.message == (
+        f"The hub sent no SHA256 (X-Linked-Etag) for {SMOL.name} at {server.url}/acme/smol/resolve/{entry.revision}/"
+        f"{SMOL.file}, so the download cannot be verified and was not kept; the copy already at "
+        f"{tmp_path / SMOL.file} is untouched.")
+
+
+def test_an_unverifiable_first_download_keeps_nothing(tmp_path: Path, server: ModelServer) -> None:
+    files = ModelFiles(tmp_path, hub_url=server.url)
+    server.linked_etag = False
+    with pytest.raises(ChecksumMismatch, match=r"cannot be verified and was not kept; nothing was saved\.$"):
+        files.download(by_revision(server))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_gone_from_the_hub_keeps_the_verified_model_and_its_record(tmp_path: Path, server: ModelServer,
+                                                                         gguf: bytes) -> None:
+    files = ModelFiles(tmp_path, hub_url=server.url)
+    entry = by_revision(server)
+    files.download(entry)
+    pins = (tmp_path / "pins.json").read_bytes()
+    del server.files[SMOL.file]
+    with pytest.raises(ServerError, match=re.escape("was not found (HTTP 404)")):
+        files.download(entry)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["pins.json", SMOL.file])
+    assert (tmp_path / SMOL.file).read_bytes() == gguf and (tmp_path / "pins.json").read_bytes() == pins
+
+
+@pytest.mark.parametrize(("path", "part_past_the_end", "error", "message", "part_kept"), [
+    ("/files/broken.gguf", False, ChecksumMismatch, "so the download was deleted; the copy already at", False),
+    ("/files/missing.gguf", False, ServerError, "was not found (HTTP 404)", False),
+    ("/error/503", False, ServerError, "answered HTTP 503", False),
+    (f"/drop/{SMOL.file}", False, NetworkError, "Run it again to resume", True),
+    (f"/files/{SMOL.file}", True, ServerError, "HTTP 416", False),
+])
+def test_a_failed_download_never_replaces_or_removes_a_good_file(tmp_path: Path, server: ModelServer, gguf: bytes,
+                                                                path: str, part_past_the_end: bool, error: type,
+                                                                message: str, part_kept: bool) -> None:
+    target = tmp_path / SMOL.file
+    target.write_bytes(gguf)
+    if part_past_the_end:
+        target.with_name(target.name + ".part").write_bytes(gguf + b"extra")
+    with pytest.raises(error, match=re.escape(message)):
+        download(server.url + path, target, expected_sha256=SMOL.sha256)
+    assert target.read_bytes() == gguf
+    assert target.with_name(target.name + ".part").exists() is part_kept
+
+
+def test_a_download_that_must_be_verified_and_cannot_be_keeps_only_the_old_file(tmp_path: Path, server: ModelServer,
+                                                                               gguf: bytes) -> None:
+    target = tmp_path / SMOL.file
+    target.write_bytes(gguf)
+    with pytest.raises(ChecksumMismatch, match="the copy already at .* is untouched"):
+        download(f"{server.url}/files/broken.gguf", target, expected_sha256=None, require_sha256=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [SMOL.file] and target.read_bytes() == gguf
 
 
 def test_an_interrupted_download_resumes_with_a_range_request(tmp_path: Path, server: ModelServer,

@@ -14,7 +14,7 @@ from engram.core.errors import ModelError
 from engram.core.manifest import model_entry
 from engram.core.models.files import ModelFiles
 from engram.core.models.generation import DeadlineExceeded, render_chat_template
-from engram.core.models.pool import ModelPool
+from engram.core.models.pool import ModelPool, open_llama
 
 SMOL = ModelFiles(Path("/nonexistent")).path_for(model_entry("smollm2-135m-instruct"))
 ASK = [{"role": "user", "content": "Write a long story about a lighthouse keeper."}]
@@ -111,17 +111,15 @@ def test_a_model_without_a_chat_template_fails_at_load(model_file: Path) -> None
     models.close()
 
 
-class GpuShyPool(ModelPool):
-    """A pool whose loads with GPU layers fail as an out-of-memory GPU would (the seam is the loader)."""
-
-    def _open(self, path: str, n_ctx: int, gpu_layers: int) -> object:
-        if gpu_layers:
-            raise ModelError("ggml_backend_cuda_buffer_type_alloc_buffer: out of memory")
-        return super()._open(path, n_ctx, gpu_layers)
+def gpu_shy_opener(path: str, n_ctx: int, gpu_layers: int, threads: int) -> object:
+    """Loads with GPU layers fail as an out-of-memory GPU would (the seam is the pool's opener)."""
+    if gpu_layers:
+        raise ModelError("ggml_backend_cuda_buffer_type_alloc_buffer: out of memory")
+    return open_llama(path, n_ctx, gpu_layers, threads)
 
 
 def test_a_gpu_that_cannot_load_the_model_leaves_it_on_the_cpu_with_a_note(capsys: pytest.CaptureFixture) -> None:
-    models = GpuShyPool(threads=2)
+    models = ModelPool(threads=2, opener=gpu_shy_opener)
     model = models.get("chat", SMOL, n_ctx=512, gpu_layers=99)
     assert "runs on the CPU" in model.note and "out of memory" in model.note
     assert "engram: note: the GPU could not load" in capsys.readouterr().err

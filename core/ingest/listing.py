@@ -8,13 +8,18 @@ Reading a listed file (``read_text``) also skips binaries and undecodable text w
 
 from __future__ import annotations
 
+import logging
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
 
-from ..errors import IngestError
+from ..errors import IngestError, InvalidArgument, SettingsError
+
+logger = logging.getLogger(__name__)
 
 VCS_DIRS = {".git", ".hg", ".svn", ".jj"}
 VENDORED_DIRS = {
@@ -56,13 +61,52 @@ def source_key(path: Path) -> str:
     return path.as_posix()
 
 
+def _compiles(pattern: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([pattern])
+    except (ValueError, re.error):  # pathspec's own pattern errors are ValueErrors; a bad [range] is re.error
+        return False
+    return True
+
+
 def _spec_for(folder: Path) -> pathspec.PathSpec | None:
     ignore = folder / ".gitignore"
     try:
         lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error):
+        # Git skips a line that is no pattern and applies the others; so does the listing.
+        kept = [line for line in lines if _compiles(line)]
+        logger.info("%s: %d line(s) that are no .gitignore pattern skipped", ignore, len(lines) - len(kept))
+        return pathspec.GitIgnoreSpec.from_lines(kept)
+
+
+def _patterns(patterns: list[str], *, setting: bool) -> pathspec.PathSpec:
+    """``patterns`` compiled; one that is no .gitignore pattern is refused, named.
+
+    Raises:
+        InvalidArgument: an ``include`` pattern (a tool argument) does not compile.
+        SettingsError: an ``ingest.exclude`` pattern (a setting) does not compile.
+    """
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(patterns)
+    except (ValueError, re.error):
+        bad = next((p for p in patterns if not _compiles(p)), patterns[0])
+    if setting:
+        raise SettingsError(f"ingest.exclude holds {bad!r}, which is no pattern in .gitignore syntax (such as "
+                            "build/ or *.log). Correct it with `engram config set ingest.exclude`.")
+    raise InvalidArgument(f"'include' pattern {bad!r} is no pattern in .gitignore syntax. Patterns name files "
+                          "relative to the folder, such as docs/**/*.md, *.py or src/; a leading ! negates one.")
+
+
+def _shown(path: Path) -> str:
+    """A path as a message shows it: control characters escaped, at most 200 characters."""
+    text = str(path)
+    text = text if text.isprintable() else repr(text)[1:-1]
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
@@ -76,19 +120,30 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]])
 
 
 def list_files(target: Path, *, max_bytes: int, use_gitignore: bool, exclude: list[str],
-               include: list[str] | None = None) -> Listing:
+               include: list[str] | None = None, never: Sequence[Path] = ()) -> Listing:
     """List what ``ingest`` would read under ``target`` (a folder or one file).
 
     With ``include`` (gitignore-style patterns relative to ``target``), only matching files are
-    listed; the others are left out silently, as the user asked for a subset.
+    listed; the others are left out silently, as the user asked for a subset. Folders in ``never``
+    (resolved paths: Engram's own folders) are pruned with a reason.
 
     Raises:
-        IngestError: ``target`` does not exist or is neither a file nor a folder.
+        IngestError: ``target`` does not exist, cannot be named on this file system (a NUL character, a name
+            too long), or is neither a file nor a folder.
+        InvalidArgument: an ``include`` pattern is no .gitignore pattern.
+        SettingsError: an ``ingest.exclude`` pattern is no .gitignore pattern.
     """
+    wanted = _patterns(include, setting=False) if include else None
+    extra = _patterns(exclude, setting=True) if exclude else None
     try:
         root = target.expanduser().resolve(strict=True)
-    except (OSError, RuntimeError) as exc:
-        raise IngestError(f"{target} does not exist or cannot be opened ({exc}). Name a folder or a file.") from exc
+    except (OSError, RuntimeError, ValueError) as exc:
+        if isinstance(exc, ValueError):  # os functions refuse a path holding a NUL character
+            reason = "a path cannot contain a NUL character"
+        else:
+            reason = getattr(exc, "strerror", None) or str(exc)
+        raise IngestError(f"{_shown(target)} does not exist or cannot be opened ({reason}). Name a folder or a "
+                          "file on this computer.") from exc
     listing = Listing(root)
     if root.is_file():
         _consider(root, root.parent, listing, max_bytes)
@@ -96,8 +151,6 @@ def list_files(target: Path, *, max_bytes: int, use_gitignore: bool, exclude: li
     if not root.is_dir():
         raise IngestError(f"{target} is neither a file nor a folder.")
 
-    wanted = pathspec.GitIgnoreSpec.from_lines(include) if include else None
-    extra = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     specs: list[tuple[str, pathspec.PathSpec]] = [("", extra)] if extra else []
     for folder, dirs, files in os.walk(root, followlinks=False, onerror=lambda e: listing.skipped.append(
             Skip(str(e.filename), f"cannot open folder ({e.strerror})"))):
@@ -111,7 +164,9 @@ def list_files(target: Path, *, max_bytes: int, use_gitignore: bool, exclude: li
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if name in VCS_DIRS:
                 continue
-            if name in VENDORED_DIRS:
+            if never and _is_within(here / name, never):
+                listing.skipped.append(Skip(str(here / name), "Engram's own folder (never ingested)"))
+            elif name in VENDORED_DIRS:
                 listing.skipped.append(Skip(str(here / name), "vendored or generated folder"))
             elif _ignored(rel, True, specs):
                 listing.skipped.append(Skip(str(here / name), "ignored folder (.gitignore or ingest.exclude)"))
@@ -126,7 +181,19 @@ def list_files(target: Path, *, max_bytes: int, use_gitignore: bool, exclude: li
                 listing.skipped.append(Skip(str(here / name), "ignored (.gitignore or ingest.exclude)"))
                 continue
             _consider(here / name, root, listing, max_bytes)
+    if never:  # a link inside the folder may still lead into one of them
+        own = [f for f in listing.files if any(f.path == o or f.path.is_relative_to(o) for o in never)]
+        listing.files = [f for f in listing.files if f not in own]
+        listing.skipped += [Skip(str(f.path), "inside Engram's own folder (never ingested)") for f in own]
     return listing
+
+
+def _is_within(folder: Path, never: Sequence[Path]) -> bool:
+    try:
+        real = folder.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    return any(real == own or real.is_relative_to(own) for own in never)
 
 
 def _consider(path: Path, root: Path, listing: Listing, max_bytes: int) -> None:

@@ -78,11 +78,11 @@ def _existing_sources(store: WorkspaceStore, root: Path, is_file: bool) -> dict[
 
 def ingest_path(store: WorkspaceStore, writer: Writer, embedder: Embedder, target: Path, *, project: str,
                 settings: IngestSettings, vector_index_min_rows: int, include: list[str] | None = None,
-                progress: ProgressFn | None = None) -> IngestReport:
+                progress: ProgressFn | None = None, never: Sequence[Path] = ()) -> IngestReport:
     """Ingest the files under ``target`` into ``store`` as chunks of ``project``.
 
     Unreadable, binary, undecodable, oversized and ignored files are skipped and counted with a
-    reason; the run continues.
+    reason; the run continues. Folders in ``never`` (Engram's own) are left out wherever they appear.
 
     Raises:
         IngestError: ``target`` does not exist.
@@ -91,7 +91,7 @@ def ingest_path(store: WorkspaceStore, writer: Writer, embedder: Embedder, targe
     """
     started = time.perf_counter()
     listing = list_files(target, max_bytes=settings.max_file_bytes, use_gitignore=settings.use_gitignore,
-                         exclude=settings.exclude, include=include)
+                         exclude=settings.exclude, include=include, never=never)
     report = IngestReport(root=listing.root.as_posix(), project=project, files_listed=len(listing.files),
                           skipped=list(listing.skipped))
     existing = _existing_sources(store, listing.root, listing.root.is_file())

@@ -4,7 +4,9 @@ The bytes go to ``<file>.part`` beside the target; an interrupted download resum
 an HTTP Range request. Only a file whose SHA256 matches (the pinned one, or the hub's own LFS hash
 for the pinned revision) is renamed to its final name, so a half or wrong file can never be loaded.
 Each failure has its own error: disk full, network drop, not found, a server that refuses the range,
-a server error, and a wrong hash (the file is deleted). Proxies come from the environment.
+a server error, a wrong hash (the download is deleted), and no hash where one is required (nothing is
+kept). A failure only ever touches the ``.part`` file: a file already under the target's name (an
+earlier verified download) is neither replaced nor removed. Proxies come from the environment.
 """
 
 from __future__ import annotations
@@ -75,18 +77,21 @@ def _hub_sha256(headers: httpx.Headers) -> str | None:
     return value.lower() if len(value) == 64 and all(c in "0123456789abcdef" for c in value.lower()) else None
 
 
-def download(url: str, target: Path, *, expected_sha256: str | None, name: str = "",
-             progress: ProgressFn | None = None, client: httpx.Client | None = None,
+def download(url: str, target: Path, *, expected_sha256: str | None, require_sha256: bool = False,
+             name: str = "", progress: ProgressFn | None = None, client: httpx.Client | None = None,
              sink: Sink = _open_part, timeout: float = 30.0) -> Downloaded:
     """Fetch ``url`` into ``target`` and return what landed there.
 
     ``expected_sha256``: the pinned hash; when ``None`` the hub's ``X-Linked-Etag`` (LFS SHA256 of the
-    requested revision) is used, and with neither the file is kept unverified (``hub_sha256`` None).
+    requested revision) is used, and with neither the file is kept unverified (``hub_sha256`` None),
+    unless ``require_sha256``: then the download is refused before its bytes are fetched. ``target``
+    is only ever replaced by a complete, verified download; no failure removes or changes it.
 
     Raises:
         DiskFull, NetworkError, ServerError: the download stopped (a partial ``.part`` file stays
-            for resuming; it is never loadable under ``target``'s name).
-        ChecksumMismatch: the bytes are not the pinned ones; the partial file is deleted.
+            for resuming, except after HTTP 416; it is never loadable under ``target``'s name).
+        ChecksumMismatch: the bytes are not the pinned ones, or ``require_sha256`` and there is no
+            hash to check them against; the partial file is deleted.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(target.name + ".part")
@@ -109,6 +114,10 @@ def download(url: str, target: Path, *, expected_sha256: str | None, name: str =
                                       "wrong, or the file was removed.", title="Model file not found")
                 if reply.status_code >= 400:
                     raise ServerError(f"{url} answered HTTP {reply.status_code}; try again later.")
+                if require_sha256 and not expected_sha256 and hub_sha is None:
+                    part.unlink(missing_ok=True)
+                    raise ChecksumMismatch(f"The hub sent no SHA256 (X-Linked-Etag) for {label} at {url}, so the "
+                                           f"download cannot be verified and was not kept; {_kept(target)}.")
                 resumed = start if reply.status_code == 206 else 0
                 length = int(reply.headers.get("content-length", "0") or 0)
                 total = resumed + length if length else 0
@@ -120,13 +129,19 @@ def download(url: str, target: Path, *, expected_sha256: str | None, name: str =
         wanted = (expected_sha256 or hub_sha or "").lower()
         if wanted and digest != wanted:
             part.unlink(missing_ok=True)
-            raise ChecksumMismatch(f"{label} downloaded with SHA256 {digest}, not the expected {wanted}; the file was "
-                                   "deleted. Run the download again; if it repeats, the source changed.")
+            raise ChecksumMismatch(f"{label} downloaded with SHA256 {digest}, not the expected {wanted}, so the "
+                                   f"download was deleted; {_kept(target)}. Run the download again; if it "
+                                   "repeats, the source changed.")
         os.replace(part, target)
         return Downloaded(target, digest, target.stat().st_size, hub_sha, resumed)
     finally:
         if own_client:
             http.close()
+
+
+def _kept(target: Path) -> str:
+    """What a refused download left in place, for its error message."""
+    return f"the copy already at {target} is untouched" if target.exists() else "nothing was saved"
 
 
 def _receive(reply: httpx.Response, part: Path, resumed: int, total: int, label: str,

@@ -149,6 +149,8 @@ class ModelFiles:
     def download(self, entry: ModelEntry, progress: ProgressFn | None = None) -> Downloaded:
         """Fetch ``entry`` (resuming a partial download) and verify it.
 
+        On any failure the model file already here, if any, and its ``pins.json`` record stay as they were.
+
         Raises:
             ModelError: the model is not downloadable (built, packaged or local).
             DownloadError (DiskFull, NetworkError, ServerError), ChecksumMismatch: see ``download``.
@@ -158,13 +160,11 @@ class ModelFiles:
             raise ModelError(f"Model {entry.id} is not downloaded: it is "
                              + ("built on this computer" if entry.converted_from else
                                 "installed with its Python package" if entry.packaged_in else "a local file") + ".")
-        target = self.path_for(entry)
-        got = download(url, target, expected_sha256=entry.sha256 or None, name=entry.name, progress=progress)
+        # Anything but a custom model must be verified before it replaces the file already here (which
+        # may be an earlier verified download, recorded in pins.json and left untouched on failure).
+        got = download(url, self.path_for(entry), expected_sha256=entry.sha256 or None,
+                       require_sha256=entry.pinning != "none", name=entry.name, progress=progress)
         if entry.pinning == "revision":
-            if got.hub_sha256 is None:
-                target.unlink(missing_ok=True)
-                raise ChecksumMismatch(f"The hub sent no SHA256 (X-Linked-Etag) for {entry.file} at revision "
-                                       f"{entry.revision}, so it cannot be verified; the file was deleted.")
             self._record(entry, got, "hub LFS SHA256 (X-Linked-Etag)")
         return got
 

@@ -55,13 +55,25 @@ def render_chat_template(template: str, messages: list[dict[str, str]], bos: str
 
 
 class LoadedModel:
-    """One ``Llama`` and the single worker that is its inference lock. Shared by every role that uses it."""
+    """One ``Llama`` and the single worker that is its inference lock. Shared by every role that uses it.
+
+    It owns both: ``close`` frees the ``Llama`` on that worker and then ends the worker.
+    """
 
     def __init__(self, llama: Any, key: tuple[str, int, int], executor: ThreadPoolExecutor, note: str = "") -> None:
+        """Wrap ``llama``, loaded on ``executor``'s single worker; both are closed by ``close`` from then on.
+
+        Raises:
+            ModelError: the model has no chat template, or it does not render (the caller still owns
+                ``llama`` and ``executor`` then).
+        """
         self.llama = llama
         self.key = key
         self.note = note  # e.g. why it runs on the CPU
         self._executor = executor
+        self._closing = threading.Lock()
+        self._closed = False  # set by ``close``: no new request is taken
+        self._freed = False  # set on the worker once the Llama is closed: a request queued before sees it
         meta = getattr(llama, "metadata", {}) or {}
         self.template = meta.get("tokenizer.chat_template", "")
         if not self.template:
@@ -85,13 +97,18 @@ class LoadedModel:
         Raises:
             DeadlineExceeded: the deadline passed before generation could start (also while waiting
                 for the model's worker).
-            ModelError: the model failed.
+            ModelError: the model failed, or it is closed.
         """
+        if self._closed:
+            raise self._closed_error()
         if time.monotonic() >= deadline:
             raise DeadlineExceeded("The deadline passed before the model was asked.")
         cancel = threading.Event()
-        job: Future[Completion] = self._executor.submit(self._generate, messages, deadline, max_tokens, json_schema,
-                                                        temperature, cancel, check_deadline)
+        try:
+            job: Future[Completion] = self._executor.submit(self._generate, messages, deadline, max_tokens,
+                                                            json_schema, temperature, cancel, check_deadline)
+        except RuntimeError:  # the worker was shut down by a close that ran since the check above
+            raise self._closed_error() from None
         try:
             return job.result(timeout=max(0.0, deadline - time.monotonic()) + 0.5)
         except FutureTimeout:
@@ -102,6 +119,8 @@ class LoadedModel:
                   json_schema: dict[str, Any] | None, temperature: float, cancel: threading.Event,
                   check_deadline: bool) -> Completion:
         started = time.monotonic()
+        if self._freed:  # queued before a close whose free ran first
+            raise self._closed_error()
         if cancel.is_set() or started >= deadline:
             raise DeadlineExceeded("The deadline passed while the model was busy with another request.")
         prompt = self.prompt(messages)
@@ -135,3 +154,23 @@ class LoadedModel:
             stream.close()
         return Completion("".join(pieces), len(pieces), prompt_tokens, stopped,
                           round(time.monotonic() - started, 4), None if first is None else round(first, 4))
+
+    def close(self) -> None:
+        """Free the ``Llama`` on its worker (after the request running there, if any), then end the worker.
+
+        Idempotent. Later ``complete`` calls, and requests still queued, raise ``ModelError``.
+        """
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+        self._executor.submit(self._free).result()
+        self._executor.shutdown(wait=True)
+
+    def _free(self) -> None:
+        self._freed = True
+        self.llama.close()
+
+    def _closed_error(self) -> ModelError:
+        return ModelError(f"The model {self.key[0]} is closed; ask the engine for the model again.",
+                          title="Model closed")

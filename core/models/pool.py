@@ -12,8 +12,10 @@ import logging
 import os
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from ..errors import ModelError
 from .generation import LoadedModel
@@ -21,34 +23,72 @@ from .generation import LoadedModel
 logger = logging.getLogger(__name__)
 
 Key = tuple[str, int, int]
+#: (model file, context size, GPU layers, CPU threads) → a loaded ``Llama``; raises ``ModelError``.
+Opener = Callable[[str, int, int, int], Any]
+
+
+def open_llama(path: str, n_ctx: int, gpu_layers: int, threads: int) -> Any:
+    """Load ``path`` with llama.cpp (the pool's default opener).
+
+    Raises:
+        ModelError: llama.cpp cannot load the file (also: the GPU cannot hold the layers asked for).
+    """
+    from llama_cpp import Llama
+
+    try:
+        return Llama(model_path=path, n_ctx=n_ctx, n_gpu_layers=gpu_layers, n_threads=threads,
+                     n_threads_batch=threads, verbose=False)
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise ModelError(f"llama.cpp could not load {path}: {exc}.") from exc
 
 
 class ModelPool:
-    """Loaded generation models of this process. Thread-safe; ``close`` frees them all."""
+    """Loaded generation models of this process. Thread-safe; ``close`` frees them all.
 
-    def __init__(self, *, threads: int = 0) -> None:
+    Models load outside the pool's lock: while one configuration loads, requests for other ones are
+    served, and further requests for the loading one wait for that single load (and get its model, or
+    its error; a failed load leaves nothing behind, so the next request loads again). ``release``
+    does not cancel a load in flight (the role that asked gets its model when the load ends). ``close``
+    does not wait for loads in flight: each one frees its model on its worker as soon as it ends, and
+    the requests waiting for it get ``ModelError``.
+    """
+
+    def __init__(self, *, threads: int = 0, opener: Opener = open_llama) -> None:
+        """``opener`` loads one model file (the default: llama.cpp; the seam tests use)."""
         self.threads = threads or os.cpu_count() or 1
+        self._opener = opener
         self._models: dict[Key, LoadedModel] = {}
+        self._loading: dict[Key, Future[LoadedModel]] = {}
         self._roles: dict[str, Key] = {}
         self._lock = threading.Lock()
+        self._closed = False
 
     def get(self, role: str, path: Path, *, n_ctx: int = 4096, gpu_layers: int = 0) -> LoadedModel:
         """The model for ``role``: loaded once per configuration, shared with other roles.
 
         Raises:
-            ModelError: llama.cpp cannot load the file, or it has no usable chat template.
+            ModelError: llama.cpp cannot load the file, it has no usable chat template, or the pool is
+                closed (also when it closes during the load).
         """
         key: Key = (str(path), n_ctx, gpu_layers)
-        with self._lock:
-            previous = self._roles.get(role)
-            model = self._models.get(key)
-            if model is None:
-                model = self._load(key)
-                self._models[key] = model
-            self._roles[role] = key
-            if previous is not None and previous != key and previous not in self._roles.values():
-                self._release(previous)
-            return model
+        while True:
+            with self._lock:
+                if self._closed:
+                    raise _closed_error()
+                model = self._models.get(key)
+                pending = self._loading.get(key)
+                if model is not None:
+                    unused = self._assign(role, key)
+                elif pending is None:  # this request loads it
+                    loading: Future[LoadedModel] = Future()
+                    self._loading[key] = loading
+            if model is not None:
+                _close_all(unused)
+                return model
+            if pending is None:
+                return self._load_for(role, key, loading)
+            pending.result()  # another request is loading it: its error is ours
+            # Loaded: the next turn takes it from ``_models`` (or loads again if it was released meanwhile).
 
     def loaded(self) -> dict[Key, list[str]]:
         """Each loaded configuration and the roles using it."""
@@ -59,48 +99,87 @@ class ModelPool:
         """``role`` no longer needs its model; free it when no other role uses it."""
         with self._lock:
             key = self._roles.pop(role, None)
-            if key is not None and key not in self._roles.values():
-                self._release(key)
+            unused = self._unused(key)
+        _close_all(unused)
 
-    def _release(self, key: Key) -> None:
+    def close(self) -> None:
+        """Free every loaded model; loads in flight free theirs when they end. Idempotent."""
+        with self._lock:
+            self._closed = True
+            models = list(self._models.values())
+            self._models.clear()
+            self._roles.clear()
+        _close_all(models)
+
+    def _assign(self, role: str, key: Key) -> list[LoadedModel]:
+        """Give ``role`` the model of ``key``; returns its previous model if no role uses that any more."""
+        previous = self._roles.get(role)
+        self._roles[role] = key
+        return self._unused(previous) if previous != key else []
+
+    def _unused(self, key: Key | None) -> list[LoadedModel]:
+        if key is None or key in self._roles.values():
+            return []
         model = self._models.pop(key, None)
-        if model is not None:
-            model._executor.submit(model.llama.close).result()
-            model._executor.shutdown(wait=True)
-            logger.info("released model %s", key[0])
+        return [] if model is None else [model]
+
+    def _load_for(self, role: str, key: Key, loading: Future[LoadedModel]) -> LoadedModel:
+        """Load ``key`` (outside the lock), publish it for ``role`` and hand it to the requests waiting."""
+        try:
+            model = self._load(key)
+        except BaseException as exc:  # handed to the waiting requests, then raised here
+            with self._lock:
+                del self._loading[key]
+            loading.set_exception(exc)
+            raise
+        with self._lock:
+            del self._loading[key]
+            closed = self._closed
+            unused = [] if closed else self._assign(role, key)
+            if not closed:
+                self._models[key] = model
+        if closed:
+            model.close()
+            error = _closed_error()
+            loading.set_exception(error)
+            raise error
+        loading.set_result(model)
+        _close_all(unused)
+        return model
 
     def _load(self, key: Key) -> LoadedModel:
         path, n_ctx, gpu_layers = key
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"model-{Path(path).stem[:20]}")
-        note = ""
         try:
-            llama = executor.submit(self._open, path, n_ctx, gpu_layers).result()
-        except ModelError as exc:
-            if gpu_layers == 0:
-                executor.shutdown(wait=False)
-                raise
-            note = f"the GPU could not load {Path(path).name} ({exc.message}); it runs on the CPU"
-            print(f"engram: note: {note}", file=sys.stderr)
-            logger.warning(note)
-            llama = executor.submit(self._open, path, n_ctx, 0).result()
+            llama, note = self._open(executor, path, n_ctx, gpu_layers)
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
         try:
             return LoadedModel(llama, key, executor, note)
-        except ModelError:
+        except BaseException:
             executor.submit(llama.close).result()
             executor.shutdown(wait=True)
             raise
 
-    def _open(self, path: str, n_ctx: int, gpu_layers: int) -> object:
-        from llama_cpp import Llama
-
+    def _open(self, executor: ThreadPoolExecutor, path: str, n_ctx: int, gpu_layers: int) -> tuple[Any, str]:
+        """The loaded ``Llama`` (on ``executor``'s worker, which owns it from then on) and a note."""
         try:
-            return Llama(model_path=path, n_ctx=n_ctx, n_gpu_layers=gpu_layers, n_threads=self.threads,
-                         n_threads_batch=self.threads, verbose=False)
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise ModelError(f"llama.cpp could not load {path}: {exc}.") from exc
+            return executor.submit(self._opener, path, n_ctx, gpu_layers, self.threads).result(), ""
+        except ModelError as exc:
+            if gpu_layers == 0:
+                raise
+            note = f"the GPU could not load {Path(path).name} ({exc.message}); it runs on the CPU"
+        print(f"engram: note: {note}", file=sys.stderr)
+        logger.warning(note)
+        return executor.submit(self._opener, path, n_ctx, 0, self.threads).result(), note
 
-    def close(self) -> None:
-        with self._lock:
-            for key in list(self._models):
-                self._release(key)
-            self._roles.clear()
+
+def _close_all(models: list[LoadedModel]) -> None:
+    for model in models:
+        model.close()
+        logger.info("released model %s", model.key[0])
+
+
+def _closed_error() -> ModelError:
+    return ModelError("The model pool is closed (Engram is shutting down).", title="Model closed")

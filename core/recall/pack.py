@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from datetime import datetime
 from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..retrieval.search import Filters, SearchParams, hybrid_search
+from ..tools.datetimes import UtcDatetime
 from ..tools.reads import prepared_vector
 from ..store import filters as sql
 from ..store.schema import ENTITY_PREFIX
@@ -63,8 +63,8 @@ class PackFilters(BaseModel):
     source_prefix: str | None = None
     type: str | None = None
     tags: list[str] | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    since: UtcDatetime | None = None
+    until: UtcDatetime | None = None
 
 
 class PackRequest(BaseModel):

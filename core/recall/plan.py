@@ -23,7 +23,8 @@ class PlanStep(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tool: str = Field(description="One of: " + ", ".join(EVIDENCE_TOOLS) + ".")
+    # The length check also refuses text that cannot be encoded (a lone surrogate), so refusals can echo the name.
+    tool: str = Field(min_length=1, max_length=40, description="One of: " + ", ".join(EVIDENCE_TOOLS) + ".")
     args: dict[str, Any] = Field(default_factory=dict, description="The tool's own arguments.")
 
 

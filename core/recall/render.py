@@ -12,9 +12,6 @@ from ..tools.formats import SEP, format_search, memory_meta
 from ..tools.render import Block, query_terms, render_blocks
 from .models import Evidence, RecallResult, StepReport
 
-_DATE = "%Y-%m-%d"
-
-
 def _short(value: Any, limit: int = 60) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -53,14 +50,14 @@ def _block(item: Evidence) -> Block:
         return Block(memory_meta(item.memory, found), item.memory.content, item.memory.title)
     if item.fact is not None:
         f = item.fact
-        when = f"since {f.valid_from.strftime(_DATE)}" + (f", ended {f.ended.strftime(_DATE)}" if f.ended else "")
+        when = f"since {f.valid_from.date().isoformat()}" + (f", ended {f.ended.date().isoformat()}" if f.ended else "")
         text = f"{f.subject} —{f.predicate}→ {f.object}" + (f" (source: {f.source})" if f.source else "")
         return Block(SEP.join([item.key, f.project, when, found]), text)
     s = item.file
     assert s is not None
     outline = "\n".join(s.outline)
     key = f"file:{s.path}" if s.path else item.key
-    return Block(SEP.join([key, s.project, f"{s.chunk_count} chunks", s.ingested_at.strftime(_DATE), found]),
+    return Block(SEP.join([key, s.project, f"{s.chunk_count} chunks", s.ingested_at.date().isoformat(), found]),
                  s.summary + ("\n" + outline if outline else ""))
 
 

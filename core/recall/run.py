@@ -86,10 +86,10 @@ def _run_step(scope: Scope, step: Step) -> tuple[StepReport, list[Evidence]]:
         report = StepReport(number=step.number, tool=step.tool, args=step.args, results=len(items))
     except EngramError as exc:
         items, report = [], StepReport(number=step.number, tool=step.tool, args=step.args, error=exc.message)
-    except Exception as exc:  # top level of one step: report it in the step's line, keep the others
+    except Exception:  # top level of one step: report it in the step's line, keep the others
         logger.exception("recall step %d (%s) failed", step.number, step.tool)
         items, report = [], StepReport(number=step.number, tool=step.tool, args=step.args,
-                                       error=f"unexpected {exc.__class__.__name__}: {exc}")
+                                       error="failed unexpectedly (the details are in Engram's log)")
     report.seconds = round(time.perf_counter() - started, 4)
     return report, items
 

@@ -26,9 +26,19 @@ def prefix(column: str, value: str) -> str:
 
 
 def timestamp(value: datetime) -> str:
-    """A timestamp literal in UTC, comparable with the stores' ``timestamp[us, UTC]`` columns."""
-    utc = value.astimezone(timezone.utc) if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    return f"CAST({quote(utc.strftime('%Y-%m-%dT%H:%M:%S.%f'))} AS TIMESTAMP)"
+    """A timestamp literal in UTC, comparable with the stores' ``timestamp[us, UTC]`` columns.
+
+    A value without an offset is taken as UTC. The year has four digits from year 1 on (``strftime``'s
+    ``%Y`` writes year 1 as ``1``, which the SQL parser refuses).
+
+    Raises:
+        ValueError: ``value`` falls outside years 1–9999 in UTC (tool arguments are refused before this).
+    """
+    try:
+        utc = value.astimezone(timezone.utc) if value.tzinfo else value
+    except OverflowError:
+        raise ValueError(f"{value.isoformat()} is outside years 1–9999 in UTC") from None
+    return f"CAST({quote(utc.replace(tzinfo=None).isoformat(timespec='microseconds'))} AS TIMESTAMP)"
 
 
 def all_of(*clauses: str | None) -> str | None:

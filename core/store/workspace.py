@@ -11,7 +11,7 @@ import json
 import logging
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import pyarrow as pa
 from ..errors import SchemaTooNew, StoreError, WorkspaceError
 from ..fileio import atomic_write_bytes
 from . import filters as sql
+from .timestamps import clamp_timestamps
 from .schema import (
     DIGESTS_SCHEMA,
     EDGES_SCHEMA,
@@ -39,6 +40,8 @@ WRITER_THREAD = "engram-writer"
 _FTS_COLUMN = "content"
 _SCALAR_INDEXES = {"memories": ("id", "source"), "edges": ("src", "dst"), "sources": ("source",), "facts": ("id",)}
 _SCALAR_INDEX_MIN_ROWS = 5_000
+_IF_IT_KEEPS_FAILING = ("Try again; if it keeps failing, the workspace's files may be damaged: restore them from a "
+                        "backup, or ingest into a new workspace.")
 
 
 class NotOnWriter(AssertionError):
@@ -65,6 +68,11 @@ class WorkspaceStore:
         self.digests = db.open_table("digests")
         self._degrees: tuple[int, Counter[str]] | None = None
         self._degree_lock = threading.Lock()
+        #: Called on the writer thread after every commit (the engine's maintenance schedule listens).
+        self.on_commit: Callable[[WorkspaceStore], None] | None = None
+        #: Commits since the last maintenance (writer thread only); ``None`` until first counted.
+        self.pending_commits: int | None = None
+        self._maintained_versions: dict[str, int] = {}
 
     # ----------------------------------------------------------------- opening
 
@@ -90,7 +98,10 @@ class WorkspaceStore:
             try:
                 atomic_write_bytes(meta_path, json.dumps(meta, indent=2).encode())
             except OSError as exc:
-                raise WorkspaceError(f"Cannot create workspace '{name}' in {folder}: {exc.strerror}.") from exc
+                logger.warning("creating workspace '%s' in %s failed: %s", name, folder, exc)
+                raise WorkspaceError(f"Cannot create workspace '{name}': {exc.strerror or 'the file system refused'}. "
+                                     "Check that Engram's data folder is writable and its disk is not full (the "
+                                     "details are in Engram's log).") from exc
         meta = cls._read_meta(name, meta_path)
         if meta["dimensions"] != dimensions:
             raise WorkspaceError(
@@ -116,7 +127,10 @@ class WorkspaceStore:
                 atomic_write_bytes(meta_path, json.dumps({**meta, "schema_version": SCHEMA_VERSION}, indent=2).encode())
             return cls(name, folder, db, dimensions)
         except (OSError, ValueError, RuntimeError) as exc:
-            raise WorkspaceError(f"Cannot open workspace '{name}' in {folder}: {exc}.") from exc
+            logger.warning("opening workspace '%s' in %s failed: %s", name, folder, exc)
+            raise WorkspaceError(f"Cannot open workspace '{name}': its database cannot be read (the details are in "
+                                 "Engram's log). Check that Engram's data folder is readable; if the workspace's "
+                                 "files are damaged, restore them from a backup or use another workspace.") from exc
 
     @staticmethod
     def _read_meta(name: str, meta_path: Path) -> dict[str, Any]:
@@ -125,7 +139,10 @@ class WorkspaceStore:
             version = int(meta["schema_version"])
             int(meta["dimensions"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise WorkspaceError(f"Workspace '{name}' has an unreadable {meta_path} ({exc}).") from exc
+            logger.warning("reading %s of workspace '%s' failed: %r", meta_path, name, exc)
+            raise WorkspaceError(f"Workspace '{name}' cannot be opened: its {META_FILE} is unreadable or damaged (the "
+                                 "details are in Engram's log). Restore the workspace from a backup, or use another "
+                                 "workspace.") from exc
         if version > SCHEMA_VERSION:
             raise SchemaTooNew(
                 f"Workspace '{name}' was written by a newer Engram (store schema {version}; this version reads "
@@ -137,9 +154,24 @@ class WorkspaceStore:
 
     def _rows(self, query: Any) -> list[dict[str, Any]]:
         try:
-            return query.to_list()
+            table = query.to_arrow()
         except (OSError, ValueError, RuntimeError) as exc:
-            raise StoreError(f"Reading workspace '{self.name}' failed: {exc}.") from exc
+            # The library's text can hold the filter and the data folder's paths: it goes to the log only.
+            logger.warning("reading workspace '%s' failed: %s", self.name, exc)
+            raise StoreError(f"Reading workspace '{self.name}' failed (the details are in Engram's log). "
+                             f"{_IF_IT_KEEPS_FAILING}") from exc
+        try:
+            return table.to_pylist()
+        except (OverflowError, ValueError):
+            # Rows an older Engram stored with a time past year 9999 (or before year 1) in UTC.
+            logger.warning("workspace '%s' holds times outside years 1–9999; they are read as the nearest time "
+                           "Python holds (end or re-add such facts with kg_edit)", self.name)
+        try:
+            return clamp_timestamps(table).to_pylist()
+        except (OverflowError, ValueError) as exc:
+            logger.warning("reading workspace '%s' failed: %s", self.name, exc)
+            raise StoreError(f"Reading workspace '{self.name}' failed (the details are in Engram's log). "
+                             f"{_IF_IT_KEEPS_FAILING}") from exc
 
     def scan(self, table: Any, where: str | None, columns: Sequence[str] | None = None,
              limit: int | None = None) -> list[dict[str, Any]]:
@@ -155,7 +187,9 @@ class WorkspaceStore:
         try:
             return table.count_rows(where) if where else table.count_rows()
         except (OSError, ValueError, RuntimeError) as exc:
-            raise StoreError(f"Counting rows in workspace '{self.name}' failed: {exc}.") from exc
+            logger.warning("counting rows in workspace '%s' failed: %s", self.name, exc)
+            raise StoreError(f"Counting rows in workspace '{self.name}' failed (the details are in Engram's log). "
+                             f"{_IF_IT_KEEPS_FAILING}") from exc
 
     def memories_by_ids(self, ids: Iterable[str], columns: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
         """The memories among ``ids`` that exist, keyed by id."""
@@ -200,7 +234,9 @@ class WorkspaceStore:
         try:
             return list(table.list_indices())
         except (OSError, ValueError, RuntimeError) as exc:
-            raise StoreError(f"Listing indexes of workspace '{self.name}' failed: {exc}.") from exc
+            logger.warning("listing indexes of workspace '%s' failed: %s", self.name, exc)
+            raise StoreError(f"Listing indexes of workspace '{self.name}' failed (the details are in Engram's log). "
+                             f"{_IF_IT_KEEPS_FAILING}") from exc
 
     def hub_degrees(self) -> Counter[str]:
         """How many memories point at each entity or source node (cached per edges-table version)."""
@@ -230,10 +266,43 @@ class WorkspaceStore:
     def _write(self, what: str, fn: Any) -> Any:
         _require_writer()
         try:
-            return fn()
+            result = fn()
         except (OSError, ValueError, RuntimeError) as exc:
-            raise StoreError(f"Writing {what} to workspace '{self.name}' failed: {exc}. Nothing was changed "
-                             "by the failed step.") from exc
+            logger.warning("writing %s to workspace '%s' failed: %s", what, self.name, exc)
+            raise StoreError(f"Writing {what} to workspace '{self.name}' failed (the details are in Engram's log); "
+                             "nothing was changed by the failed step. Check that the disk is not full and Engram's "
+                             "data folder is writable, then try again.") from exc
+        self._committed()
+        return result
+
+    def _committed(self) -> None:
+        if self.pending_commits is None:
+            # Commits of earlier processes count too: every unmaintained commit left (about) one small fragment.
+            self.pending_commits = self.unmaintained_fragments()
+        self.pending_commits += 1
+        if self.on_commit is not None:
+            self.on_commit(self)
+
+    def unmaintained_fragments(self) -> int:
+        """Fragments of the memories and edges tables beyond one each: roughly the commits since compaction."""
+        try:
+            return max(max(t.stats()["fragment_stats"]["num_fragments"] - 1, 0) for t in (self.memories, self.edges))
+        except (OSError, ValueError, RuntimeError, KeyError) as exc:
+            logger.warning("reading the fragment count of workspace '%s' failed: %s", self.name, exc)
+            return 0
+
+    def add_memories(self, rows: Sequence[dict[str, Any]], edges: Sequence[dict[str, Any]]) -> None:
+        """Append brand-new memories (fresh ids) and their edges: one commit per table.
+
+        Appending costs the same however many fragments the tables hold; ``upsert_memories`` has to
+        match ids against every row, which slows down as single writes pile up.
+        """
+        if rows:
+            data = self._table_from_rows(rows, self.memories.schema)
+            self._write("memories", lambda: self.memories.add(data))
+        if edges:
+            edge_data = self._table_from_rows(edges, EDGES_SCHEMA)
+            self._write("edges", lambda: self.edges.add(edge_data))
 
     def upsert_memories(self, rows: Sequence[dict[str, Any]]) -> None:
         """Insert ``rows`` (replacing memories with the same id) in one commit."""
@@ -317,17 +386,46 @@ class WorkspaceStore:
     def end_fact(self, fact_id: str, ended: Any) -> None:
         self._write("a fact", lambda: self.facts.update(where=f"id = {sql.quote(fact_id)}", values={"ended": ended}))
 
-    def maintain(self, vector_index_min_rows: int) -> None:
-        """Keep indexes useful: full-text on content, scalar indexes on keys, a vector index when large.
+    def maintain(self, vector_index_min_rows: int, keep_versions: timedelta = timedelta(minutes=10)) -> None:
+        """Every maintenance step at once (after an ingest): see ``maintenance_steps``."""
+        for step in self.maintenance_steps(vector_index_min_rows, keep_versions):
+            step()
 
-        Compacts fragments and folds new rows into existing indexes (LanceDB ``optimize``).
+    def maintenance_steps(self, vector_index_min_rows: int,
+                          keep_versions: timedelta) -> list[Callable[[], None]]:
+        """The steps that keep reads fast, each a short writer-thread task.
+
+        First the indexes a workspace lacks (full text on content, scalar indexes on keys once a table is
+        large, a vector index once ``vector_index_min_rows`` memories exist); then, per table changed since
+        its last maintenance, LanceDB's ``optimize``: small fragments compacted, new rows folded into the
+        indexes, versions older than ``keep_versions`` removed. Run apart, so writes queued meanwhile go
+        between the steps. A failing step is logged and skipped: indexes only speed reads up, and every
+        query also scans unindexed rows, so nothing is lost.
         """
+        self.pending_commits = 0
+        tables = {"memories": self.memories, "edges": self.edges, "sources": self.sources, "facts": self.facts,
+                  "digests": self.digests}
+
+        def indexes() -> None:
+            self._guarded("creating indexes", lambda: self._create_indexes(vector_index_min_rows))
+
+        def optimize(name: str) -> Callable[[], None]:
+            def step() -> None:
+                table = tables[name]
+                if self._maintained_versions.get(name) == table.version:
+                    return
+                self._guarded(f"optimizing {name}", lambda: table.optimize(cleanup_older_than=keep_versions))
+                self._maintained_versions[name] = table.version
+            return step
+
+        return [indexes, *(optimize(name) for name in tables)]
+
+    def _guarded(self, what: str, fn: Callable[[], object]) -> None:
         _require_writer()
         try:
-            self._maintain(vector_index_min_rows)
+            fn()
         except (OSError, ValueError, RuntimeError) as exc:
-            # Indexes only speed reads up; every query also scans unindexed rows, so nothing is lost.
-            logger.warning("index maintenance of workspace '%s' failed: %s", self.name, exc)
+            logger.warning("maintenance of workspace '%s' failed while %s: %s", self.name, what, exc)
 
     @staticmethod
     def _create_fts(table: Any) -> None:
@@ -336,8 +434,7 @@ class WorkspaceStore:
         table.create_index(_FTS_COLUMN, config=FTS(with_position=False, stem=True, remove_stop_words=True,
                                                    ascii_folding=True))
 
-    def _maintain(self, vector_index_min_rows: int) -> None:
-        n_memories = self.memories.count_rows()
+    def _create_indexes(self, vector_index_min_rows: int) -> None:
         if not self._has_fts():
             self._create_fts(self.memories)
         for name, columns in _SCALAR_INDEXES.items():
@@ -349,7 +446,5 @@ class WorkspaceStore:
                 if column not in have:
                     table.create_scalar_index(column, index_type="BTREE")
         has_vector_index = any("vector" in idx.columns for idx in self.memories.list_indices())
-        if not has_vector_index and n_memories >= vector_index_min_rows:
+        if not has_vector_index and self.memories.count_rows() >= vector_index_min_rows:
             self.memories.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")
-        for table in (self.memories, self.edges, self.sources, self.facts, self.digests):
-            table.optimize(cleanup_older_than=timedelta(minutes=10))

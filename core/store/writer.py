@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from .workspace import WRITER_THREAD
 
 T = TypeVar("T")
+
+
+class WriterClosed(RuntimeError):
+    """A write was submitted after ``Writer.close`` (a programming error, or a race with shutdown)."""
 
 
 class Writer:
@@ -22,13 +27,22 @@ class Writer:
 
     @staticmethod
     def _name_thread() -> None:
-        import threading
-
         threading.current_thread().name = WRITER_THREAD
 
     def run(self, fn: Callable[..., T], *args: object) -> T:
         """Run ``fn(*args)`` on the writer thread; exceptions propagate to the caller."""
-        return self._executor.submit(fn, *args).result()
+        return self.submit(fn, *args).result()
+
+    def submit(self, fn: Callable[..., T], *args: object) -> Future[T]:
+        """Queue ``fn(*args)`` behind the writes already queued and return at once.
+
+        Raises:
+            WriterClosed: the writer is closed (or closing).
+        """
+        try:
+            return self._executor.submit(fn, *args)
+        except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
+            raise WriterClosed(str(exc)) from exc
 
     def close(self) -> None:
         """Finish queued writes and stop the thread."""

@@ -34,7 +34,7 @@ SEP = " · "
 
 
 def _date(value: datetime) -> str:
-    return value.strftime("%Y-%m-%d")
+    return value.date().isoformat()  # four-digit years (strftime's %Y writes year 99 as "99")
 
 
 def where(memory: Memory) -> str:

@@ -9,7 +9,6 @@ workspace scope cannot drift apart.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
 from typing import Annotated, Literal, TypeVar
 
 import numpy as np
@@ -36,6 +35,7 @@ from .results import (
     SourceList,
 )
 from . import source_names
+from .datetimes import UtcDatetime
 from .scope import Scope
 
 M = TypeVar("M", bound=Memory)
@@ -43,6 +43,10 @@ MemoryKind = Literal["note", "exchange", "chunk", "content"]
 Channel = Literal["semantic", "lexical", "graph"]
 Id = Annotated[str, Field(min_length=1, max_length=64, description="A memory id as printed by another tool.")]
 ProjectName = Annotated[str, Field(min_length=1, max_length=100)]
+#: Stored tags are 1–50 characters; the length check also refuses text that cannot be encoded (a lone surrogate).
+TagName = Annotated[str, Field(min_length=1, max_length=50)]
+#: Line numbers are stored as 32-bit integers; a larger one names no line of any file.
+MAX_LINE = 2**31 - 1
 
 
 def search(
@@ -53,9 +57,9 @@ def search(
     source_prefix: Annotated[str | None, Field(max_length=1000, description="Only sources under this path.")] = None,
     kind: Annotated[MemoryKind | None, Field(description="Only this kind of memory.")] = None,
     type: Annotated[str | None, Field(max_length=50, description="Only this type (e.g. python, markdown, decision).")] = None,
-    tags: Annotated[list[str] | None, Field(max_length=16, description="Only memories with any of these tags.")] = None,
-    since: Annotated[datetime | None, Field(description="Only memories updated at or after this time.")] = None,
-    until: Annotated[datetime | None, Field(description="Only memories updated at or before this time.")] = None,
+    tags: Annotated[list[TagName] | None, Field(max_length=16, description="Only memories with any of these tags.")] = None,
+    since: Annotated[UtcDatetime | None, Field(description="Only memories updated at or after this time.")] = None,
+    until: Annotated[UtcDatetime | None, Field(description="Only memories updated at or before this time.")] = None,
     channels: Annotated[list[Channel] | None, Field(min_length=1, max_length=3,
                                                     description="Channels to use (default all three).")] = None,
     run: str | None = None,
@@ -143,8 +147,10 @@ def _named(scope: Scope, memories: list[M]) -> list[M]:
 def file_chunks(
     scope: Scope,
     source: Annotated[str, Field(min_length=1, max_length=2000, description="An ingested source, as printed by search.")],
-    start_line: Annotated[int | None, Field(ge=1, description="Only chunks ending at or after this line.")] = None,
-    end_line: Annotated[int | None, Field(ge=1, description="Only chunks starting at or before this line.")] = None,
+    start_line: Annotated[int | None, Field(ge=1, le=MAX_LINE,
+                                            description="Only chunks ending at or after this line.")] = None,
+    end_line: Annotated[int | None, Field(ge=1, le=MAX_LINE,
+                                          description="Only chunks starting at or before this line.")] = None,
     limit: Annotated[int, Field(ge=1, le=200, description="Chunks to return (1–200).")] = 50,
 ) -> FileChunks:
     """The chunks of one ingested file or text, in order, optionally within a line range."""

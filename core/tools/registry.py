@@ -9,6 +9,7 @@ tools whose output is text, ``max_chars``.
 from __future__ import annotations
 
 import inspect
+import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -101,6 +102,19 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother = 2, 4, 4, 60, 60
+
+
+def _shown(value: Any) -> str:
+    """A refused value as a message shows it: at most 80 characters, however long or deeply nested it is."""
+    try:
+        text = _SHORT.repr(value)
+    except ValueError:  # an int too long to convert to text
+        return "a value too large to show"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def describe_validation_error(tool: str, exc: ValidationError, accepted: list[str] | None = None) -> str:
     """One message naming every refused argument and what it accepts."""
     problems = []
@@ -122,9 +136,7 @@ def describe_validation_error(tool: str, exc: ValidationError, accepted: list[st
         elif err["type"] == "missing":
             problems.append(f"missing required argument '{arg}'")
         else:
-            shown = repr(err.get("input"))
-            shown = shown if len(shown) <= 80 else shown[:77] + "..."
-            problems.append(f"argument '{arg}' got {shown}: {err['msg']}")
+            problems.append(f"argument '{arg}' got {_shown(err.get('input'))}: {err['msg']}")
     return f"{tool}: " + "; ".join(problems) + "."
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timezone
-from pathlib import Path
 from collections.abc import Callable
 from typing import Annotated, Literal
 
@@ -12,11 +11,13 @@ from pydantic import Field
 
 from ..errors import EngramError, InvalidArgument, NotFound
 from ..ingest.tagging import classify, deadline_in, model_tags
+from ..ingest.boundaries import Boundaries
 from ..ingest.pipeline import ingest_path as run_ingest
 from ..ingest.pipeline import ingest_text
 from ..ingest.records import embedding_text, mention_edges, new_memory_id, note_row
 from ..store import filters as sql
 from . import source_names
+from .datetimes import UtcDatetime
 from .results import Deleted, Fact, FactChange, IngestResult, SkippedFile, Stored
 from .scope import Scope
 
@@ -43,8 +44,7 @@ def store(
     row = note_row(memory_id=memory_id, project=project, kind=kind, type_=type, tags=tags, title=title,
                    content=content, vector=vector, now=datetime.now(timezone.utc))
     edges = mention_edges(memory_id, content, memory_id)
-    scope.writer.run(scope.store.upsert_memories, [row])
-    scope.writer.run(scope.store.add_edges, edges)
+    scope.writer.run(scope.store.add_memories, [row], edges)
     return Stored(id=memory_id, workspace=scope.workspace, project=project, kind=kind,
                   entities=[e["dst"][2:] for e in edges])
 
@@ -117,7 +117,7 @@ def kg_edit(
     predicate: Annotated[str | None, Field(min_length=1, max_length=100)] = None,
     object: Annotated[str | None, Field(min_length=1, max_length=500)] = None,
     project: Annotated[str, Field(min_length=1, max_length=100)] = DEFAULT_PROJECT,
-    valid_from: Annotated[datetime | None, Field(description="When it became true (default now).")] = None,
+    valid_from: Annotated[UtcDatetime | None, Field(description="When it became true (default now).")] = None,
     fact_id: Annotated[str | None, Field(min_length=1, max_length=64, description="The fact to end (from kg_query).")] = None,
     source: Annotated[str, Field(max_length=2000, description="Where the fact comes from.")] = "",
 ) -> FactChange:
@@ -163,19 +163,22 @@ def ingest_content(
 
 def ingest_path(
     scope: Scope,
-    path: Annotated[str, Field(min_length=1, max_length=4000, description="A folder or file on this computer.")],
+    path: Annotated[str, Field(min_length=1, max_length=4000, description=(
+        "A folder or file on this computer: an absolute path, under ingest.allowed_roots (default: your home)."))],
     project: Annotated[str | None, Field(min_length=1, max_length=100,
                                          description="Project name (default: the folder's name).")] = None,
     include: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
                        Field(max_length=32, description="Only files matching these patterns (e.g. docs/**/*.md).")] = None,
 ) -> IngestResult:
     """Ingest (or re-sync) the files under a folder: only changed files are re-embedded."""
-    target = Path(path).expanduser()
-    name = project or (target.resolve().name if target.exists() else "") or DEFAULT_PROJECT
+    paths = scope.engine.paths
+    bounds = Boundaries.of(scope.settings.ingest.allowed_roots, [paths.data_dir, paths.config_dir, paths.log_dir])
+    target = bounds.check(path)
+    name = project or target.name or DEFAULT_PROJECT
     report = run_ingest(scope.store, scope.writer, scope.embedder(), target, project=name,
                         settings=scope.settings.ingest,
                         vector_index_min_rows=scope.settings.store.vector_index_min_rows, include=include,
-                        progress=scope.engine.ingest_progress)
+                        progress=scope.engine.ingest_progress, never=bounds.own)
     return IngestResult(
         workspace=scope.workspace, project=name, root=report.root, files_listed=report.files_listed,
         files_indexed=report.files_indexed, files_unchanged=report.files_unchanged,

@@ -1,0 +1,58 @@
+"""Where the command line's tool calls run: in the data folder's service when one runs, else in this process.
+
+Either way a call returns the same thing (``DirectOutput``: the result as JSON and its text), so the
+commands print the same output and exit with the same status wherever the call ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from engram.core import Engine, Paths, Settings
+from engram.core.ingest.pipeline import IngestProgress
+from engram.mcp.service_client import DirectOutput, ServiceClient
+
+ProgressFn = Callable[[IngestProgress], None]
+
+
+class Calls(Protocol):
+    def call(self, tool: str, arguments: dict[str, Any], progress: ProgressFn | None = None) -> DirectOutput: ...
+
+    def context_pack(self, request: dict[str, Any], workspace: str = "") -> dict[str, Any]: ...
+
+
+class LocalCalls:
+    """Calls on an engine opened by this process (no service runs for the data folder)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def call(self, tool: str, arguments: dict[str, Any], progress: ProgressFn | None = None) -> DirectOutput:
+        unsubscribe = self.engine.subscribe(progress) if progress is not None else None
+        try:
+            out = self.engine.call(tool, arguments)
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
+        return DirectOutput(out.tool, out.workspace, out.result.model_dump(mode="json"), out.text)
+
+    def context_pack(self, request: dict[str, Any], workspace: str = "") -> dict[str, Any]:
+        return self.engine.context_pack(request, workspace=workspace).model_dump(mode="json")
+
+
+@contextmanager
+def open_calls(paths: Paths, settings: Settings) -> Iterator[Calls]:
+    """The running service's calls, or (when none runs) an engine of this process, closed on exit.
+
+    Raises:
+        TokenMismatch, ServiceStopped: a service holds the folder but cannot be used.
+    """
+    client = ServiceClient.find(paths)
+    if client is not None:
+        with client:
+            yield client
+        return
+    with Engine(paths, settings) as engine:
+        yield LocalCalls(engine)

@@ -1,0 +1,192 @@
+"""Maintenance that follows writes: a workspace written one note at a time stays as fast as a compacted one.
+
+Every LanceDB commit (one ``store``, one fact) leaves a small fragment and a version behind; reads and
+id-matching writes slow down with each one (measured: 630 single stores made hybrid search 15× slower).
+The schedule counts each workspace's commits and queues its maintenance on the writer
+
+- after ``every_commits`` commits (a burst of writes never goes long without it), or
+- once ``idle_sec`` have passed without a write while any commit is unmaintained (the tail of a burst, and
+  the odd note of a quiet day).
+
+Maintenance runs as short steps (see ``WorkspaceStore.maintenance_steps``), each its own writer task, so
+writes queued meanwhile run between steps instead of waiting for all of them; readers never wait (LanceDB
+reads a consistent version while a new one is written). Versions older than ``keep_versions`` are removed,
+which bounds the disk a long run of single writes uses.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from .workspace import WorkspaceStore
+from .writer import Writer, WriterClosed
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MaintenancePolicy:
+    """When maintenance runs. ``every_commits`` 0 turns the schedule off (maintenance then follows ingests only)."""
+
+    every_commits: int = 32
+    idle_sec: float = 30.0
+    keep_versions: timedelta = timedelta(seconds=10)
+    vector_index_min_rows: int = 5_000
+
+
+class MaintenanceSchedule:
+    """Queues each workspace's maintenance on the engine's writer when its writes call for it. ``close`` it."""
+
+    def __init__(self, writer: Writer, policy: Callable[[], MaintenancePolicy]) -> None:
+        """``policy`` is read at every decision, so changed settings apply from the next write on."""
+        self._writer = writer
+        self._policy = policy
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._last_commit: dict[int, tuple[WorkspaceStore, float]] = {}  # id(store) → (store, monotonic time)
+        self._running: set[int] = set()
+        self._closing = False
+        self._runs = 0
+        self._longest_step = 0.0
+        self._step_seconds = 0.0
+        self._idle = threading.Thread(target=self._idle_loop, name="engram-maintenance", daemon=True)
+        self._idle.start()
+
+    @property
+    def runs(self) -> int:
+        """How many maintenance runs have finished (tests and the benchmark read it)."""
+        with self._lock:
+            return self._runs
+
+    def watch(self, store: WorkspaceStore) -> None:
+        """Follow ``store``'s commits from now on."""
+        store.on_commit = self.committed
+
+    def committed(self, store: WorkspaceStore) -> None:
+        """One commit landed in ``store`` (called on the writer thread, so it only queues work)."""
+        policy = self._policy()
+        if policy.every_commits <= 0:
+            return
+        with self._lock:
+            if self._closing:
+                return
+            self._last_commit[id(store)] = (store, time.monotonic())
+            due = (store.pending_commits or 0) >= policy.every_commits and id(store) not in self._running
+            if due:
+                self._running.add(id(store))
+            self._wake.notify()
+        if due:
+            self._start(store, policy)
+
+    def _start(self, store: WorkspaceStore, policy: MaintenancePolicy) -> None:
+        try:
+            self._writer.submit(self._begin, store, policy)
+        except WriterClosed:
+            self._finished(store)
+
+    def _begin(self, store: WorkspaceStore, policy: MaintenancePolicy) -> None:
+        steps = store.maintenance_steps(policy.vector_index_min_rows, policy.keep_versions)
+        self._step(store, steps)
+
+    def _step(self, store: WorkspaceStore, steps: list[Callable[[], None]]) -> None:
+        """Run the first step, then queue the rest behind whatever was written meanwhile."""
+        started = time.perf_counter()
+        try:
+            steps[0]()
+        except Exception:  # top level of a background task: log it, and never leave the workspace marked running
+            logger.exception("maintenance of workspace '%s' stopped", store.name)
+            self._finished(store)
+            return
+        finally:
+            self._record_step(time.perf_counter() - started)
+        rest = steps[1:]
+        if not rest:
+            self._finished(store)
+            return
+        with self._lock:
+            closing = self._closing
+        if not closing:
+            try:
+                self._writer.submit(self._step, store, rest)
+                return
+            except WriterClosed:
+                pass
+        # Closing: finish here (the writer waits for its running task), so a short-lived process that
+        # triggered maintenance leaves the workspace maintained rather than half-way.
+        try:
+            for step in rest:
+                started = time.perf_counter()
+                step()
+                self._record_step(time.perf_counter() - started)
+        except Exception:  # top level of a background task
+            logger.exception("maintenance of workspace '%s' stopped", store.name)
+        self._finished(store)
+
+    def _record_step(self, seconds: float) -> None:
+        with self._lock:
+            self._longest_step = max(self._longest_step, seconds)
+            self._step_seconds += seconds
+
+    @property
+    def step_seconds(self) -> tuple[float, float]:
+        """(the longest single step, all steps together) in seconds: how long a write can wait, and the cost."""
+        with self._lock:
+            return self._longest_step, self._step_seconds
+
+    def _finished(self, store: WorkspaceStore) -> None:
+        with self._lock:
+            self._running.discard(id(store))
+            self._runs += 1
+            self._wake.notify_all()
+        logger.debug("maintained workspace '%s'", store.name)
+
+    def _idle_loop(self) -> None:
+        with self._lock:
+            while not self._closing:
+                policy = self._policy()
+                now = time.monotonic()
+                wait = policy.idle_sec
+                due: list[WorkspaceStore] = []
+                for key, (store, at) in list(self._last_commit.items()):
+                    if not store.pending_commits:
+                        del self._last_commit[key]
+                    elif key in self._running:
+                        continue
+                    elif now - at >= policy.idle_sec:
+                        del self._last_commit[key]
+                        self._running.add(key)
+                        due.append(store)
+                    else:
+                        wait = min(wait, policy.idle_sec - (now - at))
+                if due:
+                    self._lock.release()
+                    try:
+                        for store in due:
+                            self._start(store, policy)
+                    finally:
+                        self._lock.acquire()
+                    continue
+                self._wake.wait(timeout=max(wait, 0.05) if self._last_commit else None)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no maintenance is running or queued; ``False`` on timeout (tests, the benchmark)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._running:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._wake.wait(timeout=left)
+            return True
+
+    def close(self) -> None:
+        """Stop scheduling (a maintenance already queued finishes when the writer closes). Idempotent."""
+        with self._lock:
+            self._closing = True
+            self._wake.notify_all()
+        self._idle.join(timeout=5)

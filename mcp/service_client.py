@@ -1,0 +1,154 @@
+"""The command line's way to a running service: found and proven, never started, called directly.
+
+``engram search`` and the other tool commands use the data folder's service when one runs (the tray
+app's or a headless one), so that one process holds the model and writes the stores; with no service
+they open the folder themselves. A service that holds the folder but cannot prove it holds its token
+is an error (opening the folder beside it would make a second writer).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from engram.core import EngramError, Paths
+from engram.core import errors as engine_errors
+from engram.core.ingest.pipeline import IngestProgress
+
+from .direct import DIRECT_PATH
+from .handshake import HEALTH_PATH, Proof, judge, mismatch
+from .service_files import ServiceInfo, lock_held, new_challenge, read_info, read_token
+
+
+class ServiceStopped(EngramError):
+    title = "Engram service stopped"
+
+
+@dataclass(frozen=True)
+class DirectOutput:
+    """A tool's answer from the service, as ``Engine.call`` gives it in process (the result as JSON)."""
+
+    tool: str
+    workspace: str
+    result: dict[str, Any]
+    text: str
+
+
+def _challenge(http: httpx.Client, info: ServiceInfo, secret: str | None) -> Proof:
+    challenge = new_challenge()
+    try:
+        reply = http.get(info.base_url + HEALTH_PATH, params={"challenge": challenge}, timeout=2.0)
+    except httpx.HTTPError:
+        return Proof.SILENT
+    try:
+        answer = reply.json()
+    except ValueError:
+        answer = None
+    return judge(reply.status_code, answer, info, secret, challenge)
+
+
+class ServiceClient:
+    """Direct calls to the proven service of a data folder. ``close`` it."""
+
+    def __init__(self, paths: Paths, info: ServiceInfo, secret: str) -> None:
+        self.paths = paths
+        self.info = info
+        self._http = httpx.Client(headers={"Authorization": f"Bearer {secret}"}, trust_env=False,
+                                  timeout=httpx.Timeout(30.0, read=None))
+
+    @classmethod
+    def find(cls, paths: Paths, *, wait: float = 10.0) -> ServiceClient | None:
+        """The running service of ``paths``, proven; ``None`` when none runs (nothing is started).
+
+        A service that is starting (it holds the folder, and has not announced itself yet) is waited for
+        up to ``wait`` seconds.
+
+        Raises:
+            TokenMismatch: a service holds the folder but does not answer for its token.
+            ServiceStopped: a service holds the folder but did not answer within ``wait`` seconds.
+        """
+        data = paths.data_dir
+        if not lock_held(data):
+            return None
+        deadline = time.monotonic() + wait
+        wrong_since: float | None = None
+        with httpx.Client(trust_env=False) as probe:  # no proxy: the service is on loopback
+            while True:
+                info, secret = read_info(data), read_token(data)
+                proof = _challenge(probe, info, secret) if info is not None else Proof.SILENT
+                if proof is Proof.PROVEN and info is not None and secret is not None:
+                    return cls(paths, info, secret)
+                if not lock_held(data):
+                    return None  # it stopped meanwhile: the caller opens the folder itself
+                if proof is Proof.WRONG and info is not None:
+                    # Give a service that is starting (new token, old service.json) a moment, as the launcher does.
+                    wrong_since = wrong_since or time.monotonic()
+                    if time.monotonic() - wrong_since > 2.0:
+                        raise mismatch(data, info)
+                if time.monotonic() > deadline:
+                    raise ServiceStopped(f"An Engram service holds {data} but did not answer within {wait:.0f} s. "
+                                         f"Its log is in {paths.log_dir}; quit the Engram app or stop the service, "
+                                         "then run the command again.")
+                time.sleep(0.05)
+
+    def call(self, tool: str, arguments: dict[str, Any],
+             progress: Callable[[IngestProgress], None] | None = None) -> DirectOutput:
+        """Run ``tool`` in the service, as ``Engine.call`` would here.
+
+        Raises:
+            EngramError (the engine's own class where it has one): the service refused or failed the call.
+            TokenMismatch, ServiceStopped: the service cannot be used.
+        """
+        line = self._post({"tool": tool, "arguments": arguments}, progress)
+        out = line["output"]
+        return DirectOutput(out["tool"], out["workspace"], out["result"], out["text"])
+
+    def context_pack(self, request: dict[str, Any], workspace: str = "") -> dict[str, Any]:
+        """A context pack from the service (see ``Engine.context_pack``), as JSON."""
+        return self._post({"pack": request, "workspace": workspace}, None)["pack"]
+
+    def _post(self, body: dict[str, Any], progress: Callable[[IngestProgress], None] | None) -> dict[str, Any]:
+        try:
+            with self._http.stream("POST", self.info.base_url + DIRECT_PATH, json=body) as reply:
+                if reply.status_code == 401:
+                    raise mismatch(self.paths.data_dir, self.info)
+                for raw in reply.iter_lines():
+                    if not raw.strip():
+                        continue
+                    line = json.loads(raw)
+                    if "progress" in line:
+                        if progress is not None:
+                            progress(IngestProgress(**line["progress"]))
+                        continue
+                    if "error" in line:
+                        raise _engine_error(line["error"])
+                    return line
+        except httpx.HTTPError as exc:
+            raise ServiceStopped(f"The Engram service stopped while answering ({exc.__class__.__name__}); nothing "
+                                 "more is known about this call. Run the command again.") from None
+        except ValueError:
+            raise ServiceStopped("The Engram service answered something that is not its JSON; run the command "
+                                 "again.") from None
+        raise ServiceStopped("The Engram service closed the answer before it was complete; run the command again.")
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> ServiceClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _engine_error(error: dict[str, Any]) -> EngramError:
+    """The service's refusal as the engine's own exception class (so the CLI reacts by type, as in process)."""
+    cls = getattr(engine_errors, str(error.get("type", "")), None)
+    if not (isinstance(cls, type) and issubclass(cls, EngramError)):
+        cls = engine_errors.InvalidArgument if error.get("refused") else EngramError
+    return cls(str(error.get("message", "")), title=str(error.get("title") or cls.title))

@@ -1,0 +1,141 @@
+"""Maintenance follows writes: a workspace written one note at a time stays compacted and fully searchable."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+
+import pytest
+
+from engram.core import Engine, Paths, Settings
+from engram.core.store import Writer
+from engram.core.store.maintenance import MaintenancePolicy, MaintenanceSchedule
+
+from .conftest import HashingEmbedder
+
+
+def settings(**store: object) -> Settings:
+    return Settings.model_validate({"store": store})
+
+
+def fragments(engine: Engine, table: str = "memories") -> int:
+    return getattr(engine.store(), table).stats()["fragment_stats"]["num_fragments"]
+
+
+def store_notes(engine: Engine, n: int, start: int = 0) -> list[str]:
+    return [engine.call("store", {"content": f"exchange number {i} about topic{i % 7} and retries",
+                                  "kind": "exchange"}).result.id for i in range(start, start + n)]
+
+
+@pytest.fixture
+def make_engine(paths: Paths) -> Iterator[Callable[..., Engine]]:
+    opened: list[Engine] = []
+
+    def make(**store: object) -> Engine:
+        engine = Engine(paths, settings(**store), embedder=HashingEmbedder())
+        opened.append(engine)
+        return engine
+
+    yield make
+    for engine in opened:
+        engine.close()
+
+
+def test_single_writes_are_compacted_as_they_accumulate(make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(maintenance_writes=8, maintenance_idle_sec=3600)
+    ids = store_notes(engine, 60)
+    assert engine.maintenance.wait_idle(30)
+    # Without maintenance the table would hold 60 fragments (one per store).
+    assert engine.maintenance.runs >= 7
+    assert fragments(engine) <= 5
+    assert fragments(engine, "edges") <= 5
+    assert engine.store().count(engine.store().memories) == 60
+    found = engine.call("search", {"query": "exchange number 59", "limit": 3}).result
+    assert ids[59] in [h.id for h in found.hits]
+
+
+def test_without_the_schedule_fragments_pile_up(make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(maintenance_writes=0)
+    store_notes(engine, 20)
+    assert engine.maintenance.runs == 0
+    assert fragments(engine) == 20
+
+
+def test_the_tail_of_a_burst_is_maintained_once_writes_go_quiet(make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(maintenance_writes=1000, maintenance_idle_sec=1)
+    store_notes(engine, 5)
+    assert fragments(engine) == 5
+    deadline = threading.Event()
+    for _ in range(100):  # bounded: at most 10 s
+        if engine.maintenance.runs >= 1:
+            break
+        deadline.wait(0.1)
+    assert engine.maintenance.runs >= 1
+    assert engine.maintenance.wait_idle(30)
+    assert fragments(engine) == 1
+
+
+def test_commits_left_by_an_earlier_process_count(paths: Paths) -> None:
+    with Engine(paths, settings(maintenance_writes=0), embedder=HashingEmbedder()) as first:
+        store_notes(first, 12)
+        assert fragments(first) == 12
+    with Engine(paths, settings(maintenance_writes=10, maintenance_idle_sec=3600), embedder=HashingEmbedder()) as later:
+        store_notes(later, 1, start=12)  # one more write finds 12 unmaintained fragments: maintenance is due
+        assert later.maintenance.wait_idle(30)
+        assert later.maintenance.runs == 1
+        assert fragments(later) == 1
+        assert later.store().count(later.store().memories) == 13
+
+
+def test_closing_mid_maintenance_finishes_it_and_loses_nothing(paths: Paths) -> None:
+    engine = Engine(paths, settings(maintenance_writes=2, maintenance_idle_sec=3600), embedder=HashingEmbedder())
+    store_notes(engine, 2)  # two commits (these notes name no entities, so no edges): maintenance is queued last
+    engine.close()
+    with Engine(paths, settings(maintenance_writes=0), embedder=HashingEmbedder()) as again:
+        assert again.store().count(again.store().memories) == 2
+        assert fragments(again) == 1
+
+
+class FakeStore:
+    """A store at the seam: its maintenance steps record their order and block until released."""
+
+    name = "fake"
+
+    def __init__(self, log: list[str], gate: threading.Event, started: threading.Event) -> None:
+        self.pending_commits: int | None = 0
+        self.on_commit = None
+        self.log = log
+        self.gate = gate
+        self.started = started
+
+    def maintenance_steps(self, vector_index_min_rows: int, keep_versions: timedelta) -> list[Callable[[], None]]:
+        self.pending_commits = 0
+
+        def first() -> None:
+            self.log.append("step 1")
+            self.started.set()
+            assert self.gate.wait(10)
+
+        return [first, lambda: self.log.append("step 2"), lambda: self.log.append("step 3")]
+
+
+def test_a_write_waits_for_one_maintenance_step_not_for_all_of_them() -> None:
+    writer = Writer()
+    schedule = MaintenanceSchedule(writer, lambda: MaintenancePolicy(every_commits=1, idle_sec=3600))
+    log: list[str] = []
+    gate, started = threading.Event(), threading.Event()
+    store = FakeStore(log, gate, started)
+    try:
+        store.pending_commits = 1
+        writer.run(schedule.committed, store)
+        assert started.wait(10)
+        write = writer.submit(lambda: log.append("write"))
+        gate.set()
+        write.result(timeout=10)
+        assert schedule.wait_idle(10)
+        assert log == ["step 1", "write", "step 2", "step 3"]
+    finally:
+        gate.set()
+        schedule.close()
+        writer.close()
