@@ -21,11 +21,11 @@ from typing import Any
 from engram.core import Engine, EngramError, Paths
 from engram.core.errors import InvalidArgument, SettingsError
 from engram.core.privacy import private_from_now_on
-from engram.core.settings_file import load_settings
+from engram.core.settings_file import env_name, load_settings
 from engram.core.tools.caller_paths import resolve_caller_paths
 
 from . import cli_config, cli_mcp, cli_models, cli_recall
-from .cli_calls import open_calls
+from .cli_calls import LocalCalls, open_calls
 from .cli_tools import COMMANDS, FACT_COMMAND, add_tool_arguments, tool_arguments, tool_summary
 from .progress import ProgressPrinter
 from .terminal import for_stream
@@ -126,13 +126,17 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
     try:
         if args.command == "config":
             return cli_config.run(args, paths, env)
-        settings = load_settings(paths.settings_file, env).settings
+        loaded = load_settings(paths.settings_file, env)
+        settings = loaded.settings
         if args.command in cli_mcp.COMMANDS:
             return cli_mcp.run(args, paths, settings)
         if args.command in cli_models.COMMANDS:
             with Engine(paths, settings) as engine:
                 return cli_models.run(args, engine)
         with open_calls(paths, settings) as calls:
+            if not isinstance(calls, LocalCalls) and (overridden := _env_overrides(loaded.origins)):
+                print(f"engram: note: the running Engram service answers with its own settings; {overridden} in "
+                      "this environment does not apply to it.", file=sys.stderr)
             if args.command == "recall":
                 doc = cli_recall.run(args, calls, settings)
             else:
@@ -155,6 +159,11 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
     except KeyboardInterrupt:
         print("engram: interrupted", file=sys.stderr)
         return 130
+
+
+def _env_overrides(origins: dict[str, str]) -> str:
+    """The settings this process took from ``ENGRAM_<GROUP>_<KEY>`` variables, named as variables."""
+    return ", ".join(env_name(key) for key, origin in sorted(origins.items()) if origin == "env")
 
 
 def _run_tray(paths: Paths, env: dict[str, str], *, verbose: bool) -> int:

@@ -52,17 +52,6 @@ def _transport_failure(exc: BaseException) -> str | None:
     return None
 
 
-def _status_code(exc: BaseException) -> int | None:
-    """The HTTP status inside ``exc`` (task groups wrap it) when the service refused the request, or ``None``."""
-    if isinstance(exc, httpx2.HTTPStatusError):
-        return exc.response.status_code
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            if (found := _status_code(inner)) is not None:
-                return found
-    return None
-
-
 def service_command() -> list[str]:
     """How to start ``engram service`` from this installation (also from a frozen bundle)."""
     if getattr(sys, "frozen", False):
@@ -90,7 +79,7 @@ def start_detached(paths: Paths) -> None:
 class RemoteBackend:
     """A ``ToolBackend`` that forwards calls to the data folder's service, starting it when needed.
 
-    The token goes only to a process that first proved it holds it (``service_files.proof``): a
+    The token goes only to a process that first proved it holds it (``handshake``): a
     ``service.json`` left by a service that died may name a port another program took since.
     """
 
@@ -100,13 +89,14 @@ class RemoteBackend:
         self._http: httpx2.AsyncClient | None = None
         self._probe: httpx2.AsyncClient | None = None
         self._secret = ""
-        self._info: ServiceInfo | None = None
+        self._refused = False  # the service answered 401 to the token in use
         self._lock = anyio.Lock()
 
     async def _challenge(self, info: ServiceInfo, secret: str | None) -> Proof:
         """Challenge the process on ``info``'s port, without the token; PROVEN only if it answers for ``secret``."""
         if self._probe is None:
-            self._probe = httpx2.AsyncClient(timeout=httpx2.Timeout(2.0))
+            # No proxy from the environment: the service is on loopback, and the token must not travel elsewhere.
+            self._probe = httpx2.AsyncClient(timeout=httpx2.Timeout(2.0), trust_env=False)
         challenge = new_challenge()
         try:
             reply = await self._probe.get(info.base_url + HEALTH_PATH, params={"challenge": challenge})
@@ -124,10 +114,16 @@ class RemoteBackend:
             if self._http is not None:
                 await self._http.aclose()
             self._http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {secret}"},
-                                            timeout=httpx2.Timeout(30.0, read=600.0))
+                                            timeout=httpx2.Timeout(30.0, read=600.0), trust_env=False,
+                                            event_hooks={"response": [self._note_refusal]})
             self._secret = secret
-        self._info = info
+        self._refused = False  # the service just proved it holds this token: an earlier 401 is history
         return info
+
+    async def _note_refusal(self, response: httpx2.Response) -> None:
+        # The MCP client turns an HTTP error into a generic JSON-RPC error; the status is noted here.
+        if response.status_code == 401:
+            self._refused = True
 
     async def ensure_service(self) -> ServiceInfo:
         """The running service, proven, or one started (detached) and waited for when none runs.
@@ -146,7 +142,6 @@ class RemoteBackend:
                 proof = await self._challenge(info, secret) if info is not None else Proof.SILENT
                 if proof is Proof.PROVEN and info is not None and secret is not None:
                     return await self._trust(info, secret)
-                self._info = None
                 running = lock_held(data)
                 if proof is Proof.WRONG and info is not None and running:
                     # A service holds the folder but does not answer for its token. Give one that is just
@@ -174,13 +169,11 @@ class RemoteBackend:
                               mode=MODERN_PROTOCOL) as client:
                 result = await client.call_tool(tool, arguments)
         except Exception as exc:
-            if _status_code(exc) == 401:
-                self._info = None
+            if self._refused:
                 raise mismatch(self.paths.data_dir, info) from None
             failure = _transport_failure(exc)
             if failure is None:
                 raise
-            self._info = None
             raise ServiceUnavailable(f"The Engram service stopped while answering ({failure}). "
                                      "Call again: the next call starts it anew.") from None
         text = "\n".join(c.text for c in result.content if c.type == "text")

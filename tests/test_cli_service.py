@@ -50,8 +50,11 @@ def test_refusals_from_the_service_read_and_exit_as_in_process(env: dict[str, st
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    assert [(r.returncode, r.stderr) for r in remote] == [(r.returncode, r.stderr) for r in local]
-    assert [r.returncode for r in remote] == [2, 1]
+    errors = lambda runs: [(r.returncode, r.stderr.splitlines()[-1]) for r in runs]  # noqa: E731
+    assert errors(remote) == errors(local) and [r.returncode for r in remote] == [2, 1]
+    # The service answers with its own settings: an override in the caller's environment is named, not lost silently.
+    assert all("ENGRAM_EMBED_THREADS in this environment does not apply" in r.stderr for r in remote)
+    assert all("does not apply" not in r.stderr for r in local)
     assert "direct call of search" in service_log(env)
 
 

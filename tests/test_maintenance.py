@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
 from engram.core import Engine, Paths, Settings
+from engram.core.ingest.records import note_row
 from engram.core.store import Writer
 from engram.core.store.maintenance import MaintenancePolicy, MaintenanceSchedule
 
@@ -109,7 +111,8 @@ class FakeStore:
         self.gate = gate
         self.started = started
 
-    def maintenance_steps(self, vector_index_min_rows: int, keep_versions: timedelta) -> list[Callable[[], None]]:
+    def maintenance_steps(self, vector_index_min_rows: int, keep_versions: timedelta, *,
+                          settle: bool = False) -> list[Callable[[], None]]:
         self.pending_commits = 0
 
         def first() -> None:
@@ -137,5 +140,36 @@ def test_a_write_waits_for_one_maintenance_step_not_for_all_of_them() -> None:
         assert log == ["step 1", "write", "step 2", "step 3"]
     finally:
         gate.set()
+        schedule.close()
+        writer.close()
+
+
+def test_once_writes_go_quiet_the_versions_a_burst_kept_are_removed(tmp_path: Path) -> None:
+    from engram.core.store import WorkspaceStore
+
+    writer = Writer()
+    store = writer.run(lambda: WorkspaceStore.open("w", tmp_path / "w", dimensions=384, embed_model="m",
+                                                   read_consistency=timedelta(0), create=True))
+    schedule = MaintenanceSchedule(writer, lambda: MaintenancePolicy(every_commits=8, idle_sec=1.5,
+                                                                     keep_versions=timedelta(seconds=1)))
+    schedule.watch(store)
+    embedder = HashingEmbedder()
+    try:
+        for i in range(40):  # a burst: its count-triggered passes must keep the last second's versions
+            row = note_row(memory_id=f"{i:012d}", project="p", kind="note", type_="note", tags=[], title="",
+                           content=f"note {i}", vector=embedder.embed([f"note {i}"])[0], now=datetime.now(timezone.utc))
+            writer.run(store.add_memories, [row], [])
+        assert schedule.wait_idle(30)
+        kept_by_the_burst = len(store.memories.list_versions())
+        runs = schedule.runs
+        quiet = threading.Event()
+        for _ in range(200):  # bounded: at most 20 s for the quiet pass
+            if schedule.runs > runs:
+                break
+            quiet.wait(0.1)
+        assert schedule.wait_idle(30) and schedule.runs == runs + 1
+        assert kept_by_the_burst > 10 and len(store.memories.list_versions()) <= 2
+        assert store.count(store.memories) == 40
+    finally:
         schedule.close()
         writer.close()

@@ -127,3 +127,17 @@ async def test_a_token_replaced_under_a_running_service_is_reported_at_once(
             await call(backend, "status", {})
     assert read_info(data).pid == service.pid, "no second service was started for the folder"
     assert service.poll() is None
+
+
+class StaleTokenBackend(RemoteBackend):
+    """A launcher whose token went stale between the proof and the call (the service restarted in between)."""
+
+    async def _trust(self, info: object, secret: str) -> object:
+        return await super()._trust(info, "the-token-from-before-the-restart")  # type: ignore[arg-type]
+
+
+async def test_a_401_from_the_service_is_a_token_mismatch_at_once(env: dict[str, str],
+                                                                  service: subprocess.Popen[bytes]) -> None:
+    with anyio.fail_after(15):
+        with pytest.raises(TokenMismatch, match="did not prove"):
+            await call(StaleTokenBackend(paths_of(env), start_timeout=30), "status", {})

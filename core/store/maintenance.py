@@ -5,8 +5,8 @@ id-matching writes slow down with each one (measured: 630 single stores made hyb
 The schedule counts each workspace's commits and queues its maintenance on the writer
 
 - after ``every_commits`` commits (a burst of writes never goes long without it), or
-- once ``idle_sec`` have passed without a write while any commit is unmaintained (the tail of a burst, and
-  the odd note of a quiet day).
+- once ``idle_sec`` have passed without a write after any commit (the tail of a burst, and the odd note of
+  a quiet day); this pass also removes the versions the burst's own passes had to keep for a while.
 
 Maintenance runs as short steps (see ``WorkspaceStore.maintenance_steps``), each its own writer task, so
 writes queued meanwhile run between steps instead of waiting for all of them; readers never wait (LanceDB
@@ -81,16 +81,16 @@ class MaintenanceSchedule:
                 self._running.add(id(store))
             self._wake.notify()
         if due:
-            self._start(store, policy)
+            self._start(store, policy, settle=False)
 
-    def _start(self, store: WorkspaceStore, policy: MaintenancePolicy) -> None:
+    def _start(self, store: WorkspaceStore, policy: MaintenancePolicy, *, settle: bool) -> None:
         try:
-            self._writer.submit(self._begin, store, policy)
+            self._writer.submit(self._begin, store, policy, settle)
         except WriterClosed:
             self._finished(store)
 
-    def _begin(self, store: WorkspaceStore, policy: MaintenancePolicy) -> None:
-        steps = store.maintenance_steps(policy.vector_index_min_rows, policy.keep_versions)
+    def _begin(self, store: WorkspaceStore, policy: MaintenancePolicy, settle: bool) -> None:
+        steps = store.maintenance_steps(policy.vector_index_min_rows, policy.keep_versions, settle=settle)
         self._step(store, steps)
 
     def _step(self, store: WorkspaceStore, steps: list[Callable[[], None]]) -> None:
@@ -153,11 +153,9 @@ class MaintenanceSchedule:
                 wait = policy.idle_sec
                 due: list[WorkspaceStore] = []
                 for key, (store, at) in list(self._last_commit.items()):
-                    if not store.pending_commits:
-                        del self._last_commit[key]
-                    elif key in self._running:
+                    if key in self._running:
                         continue
-                    elif now - at >= policy.idle_sec:
+                    if now - at >= policy.idle_sec:
                         del self._last_commit[key]
                         self._running.add(key)
                         due.append(store)
@@ -167,7 +165,7 @@ class MaintenanceSchedule:
                     self._lock.release()
                     try:
                         for store in due:
-                            self._start(store, policy)
+                            self._start(store, policy, settle=True)
                     finally:
                         self._lock.acquire()
                     continue

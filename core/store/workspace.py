@@ -72,7 +72,8 @@ class WorkspaceStore:
         self.on_commit: Callable[[WorkspaceStore], None] | None = None
         #: Commits since the last maintenance (writer thread only); ``None`` until first counted.
         self.pending_commits: int | None = None
-        self._maintained_versions: dict[str, int] = {}
+        self._maintained_versions: dict[str, int] = {}  # each table's version after its last optimize
+        self._settled_versions: dict[str, int] = {}  # ... after its last optimize once writes went quiet
 
     # ----------------------------------------------------------------- opening
 
@@ -388,11 +389,11 @@ class WorkspaceStore:
 
     def maintain(self, vector_index_min_rows: int, keep_versions: timedelta = timedelta(minutes=10)) -> None:
         """Every maintenance step at once (after an ingest): see ``maintenance_steps``."""
-        for step in self.maintenance_steps(vector_index_min_rows, keep_versions):
+        for step in self.maintenance_steps(vector_index_min_rows, keep_versions, settle=True):
             step()
 
-    def maintenance_steps(self, vector_index_min_rows: int,
-                          keep_versions: timedelta) -> list[Callable[[], None]]:
+    def maintenance_steps(self, vector_index_min_rows: int, keep_versions: timedelta, *,
+                          settle: bool = False) -> list[Callable[[], None]]:
         """The steps that keep reads fast, each a short writer-thread task.
 
         First the indexes a workspace lacks (full text on content, scalar indexes on keys once a table is
@@ -401,10 +402,15 @@ class WorkspaceStore:
         indexes, versions older than ``keep_versions`` removed. Run apart, so writes queued meanwhile go
         between the steps. A failing step is logged and skipped: indexes only speed reads up, and every
         query also scans unindexed rows, so nothing is lost.
+
+        ``settle`` (once writes have gone quiet): also optimize each table changed since the last settling
+        pass, even if a pass since has compacted it, so that the versions a burst of writes left behind
+        (kept then for readers of other processes) are removed once they are old enough.
         """
         self.pending_commits = 0
         tables = {"memories": self.memories, "edges": self.edges, "sources": self.sources, "facts": self.facts,
                   "digests": self.digests}
+        seen = self._settled_versions if settle else self._maintained_versions
 
         def indexes() -> None:
             self._guarded("creating indexes", lambda: self._create_indexes(vector_index_min_rows))
@@ -412,10 +418,12 @@ class WorkspaceStore:
         def optimize(name: str) -> Callable[[], None]:
             def step() -> None:
                 table = tables[name]
-                if self._maintained_versions.get(name) == table.version:
+                if seen.get(name) == table.version:
                     return
                 self._guarded(f"optimizing {name}", lambda: table.optimize(cleanup_older_than=keep_versions))
                 self._maintained_versions[name] = table.version
+                if settle:
+                    self._settled_versions[name] = table.version
             return step
 
         return [indexes, *(optimize(name) for name in tables)]
