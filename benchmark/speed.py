@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from engram.core.store.maintenance import maintain
 from engram.core.store.schema import EDGES_SCHEMA, ENTITY_PREFIX, SOURCE_PREFIX, SOURCES_SCHEMA
 
 from . import plots
@@ -119,7 +120,7 @@ def build_store(run: Run, corpus_engine: Any, size: int) -> Path:
                         "size": 0, "content_hash": s, "chunk_count": n, "summary": "", "ingested_at": now}
                        for s, n in sources.items()]
         engine.writer.run(store.append, "sources", pa.Table.from_pylist(source_rows, schema=SOURCES_SCHEMA))
-        engine.writer.run(store.maintain, 10**9)  # full-text and key indexes, no vector index yet
+        engine.writer.run(maintain, store, 10**9)  # full-text and key indexes, no vector index yet
     return folder
 
 
@@ -138,7 +139,7 @@ def add_vector_index(folder: Path) -> float:
     with engine_at(folder) as engine:
         store = engine.store()
         started = time.perf_counter()
-        engine.writer.run(store.maintain, 1)
+        engine.writer.run(maintain, store, 1)
         return round(time.perf_counter() - started, 1)
 
 

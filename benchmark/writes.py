@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.core import Engine, Settings
+from engram.core.store.maintenance import maintain
 
 from .common import Run, engine_at, machine, percentile, result_folder, write_result
 from .plots import loglog
@@ -136,7 +137,7 @@ def measure_arm(run: Run, name: str, maintenance_writes: int, embedder: Any) -> 
         engine.maintenance.wait_idle(600)
         quiet = {"disk": _disk(engine), "waited_s": round(time.perf_counter() - waited, 1)}
     started = time.perf_counter()
-    engine.writer.run(engine.store().maintain, engine.settings.store.vector_index_min_rows)
+    engine.writer.run(maintain, engine.store(), engine.settings.store.vector_index_min_rows)
     compact_seconds = time.perf_counter() - started
     fresh = {"search": _searches(engine, rounds), "disk": _disk(engine), "compact_seconds": round(compact_seconds, 3)}
     engine.close()  # (the schedule's figures stay readable)

@@ -9,6 +9,7 @@ stdio launcher (async) and the command line (sync) — judge the answer here.
 from __future__ import annotations
 
 import enum
+import json
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,12 @@ class TokenMismatch(EngramError):
     title = "Service token mismatch"
 
 
-def judge(status: int, answer: Any, info: ServiceInfo, secret: str | None, challenge: str) -> Proof:
-    """The verdict on a ``/health`` reply (``answer`` is its decoded JSON, or None when it was none)."""
+def judge(status: int, body: bytes, info: ServiceInfo, secret: str | None, challenge: str) -> Proof:
+    """The verdict on the reply (``status``, ``body``) to ``GET /health?challenge=<challenge>``."""
+    try:
+        answer: Any = json.loads(body)
+    except ValueError:
+        return Proof.WRONG
     if (status == 200 and secret is not None and isinstance(answer, dict) and answer.get("pid") == info.pid
             and proves(secret, challenge, answer.get("proof"))):
         return Proof.PROVEN

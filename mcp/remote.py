@@ -102,11 +102,7 @@ class RemoteBackend:
             reply = await self._probe.get(info.base_url + HEALTH_PATH, params={"challenge": challenge})
         except httpx2.HTTPError:
             return Proof.SILENT
-        try:
-            answer = reply.json()
-        except ValueError:
-            answer = None
-        return judge(reply.status_code, answer, info, secret, challenge)
+        return judge(reply.status_code, reply.content, info, secret, challenge)
 
     async def _trust(self, info: ServiceInfo, secret: str) -> ServiceInfo:
         """Use ``info``'s service, with ``secret`` as the bearer token from now on."""

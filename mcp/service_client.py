@@ -45,11 +45,7 @@ def _challenge(http: httpx.Client, info: ServiceInfo, secret: str | None) -> Pro
         reply = http.get(info.base_url + HEALTH_PATH, params={"challenge": challenge}, timeout=2.0)
     except httpx.HTTPError:
         return Proof.SILENT
-    try:
-        answer = reply.json()
-    except ValueError:
-        answer = None
-    return judge(reply.status_code, answer, info, secret, challenge)
+    return judge(reply.status_code, reply.content, info, secret, challenge)
 
 
 class ServiceClient:

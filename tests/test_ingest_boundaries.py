@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,31 +87,20 @@ def test_a_relative_path_is_refused_by_the_engine(home_engine: Engine, home: Pat
         home_engine.call("ingest_path", {"path": "docs"})
 
 
-def test_the_cli_resolves_a_relative_path_against_its_own_folder(home: Path, env_cli: dict[str, str]) -> None:
+def test_the_cli_resolves_a_relative_path_against_its_own_folder(home: Path, env: dict[str, str]) -> None:
     write_tree(home, {"proj/docs/a.md": "# Alpha\n\nThe alpha document."})
-    done = subprocess.run([*ENGRAM, "ingest", "docs", "--json"], env=env_cli, cwd=home / "proj", capture_output=True,
+    done = subprocess.run([*ENGRAM, "ingest", "docs", "--json"], env=env, cwd=home / "proj", capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert f'"root": "{(home / "proj/docs").as_posix()}"' in done.stdout
 
 
 async def test_the_stdio_launcher_resolves_relative_paths_against_its_callers_folder(
-        home: Path, env_cli: dict[str, str]) -> None:
+        home: Path, env: dict[str, str]) -> None:
     write_tree(home, {"proj/docs/a.md": "# Alpha\n\nThe alpha document."})
-    params = StdioServerParameters(command=ENGRAM[0], args=[*ENGRAM[1:], "mcp", "--standalone"], env=env_cli,
+    params = StdioServerParameters(command=ENGRAM[0], args=[*ENGRAM[1:], "mcp", "--standalone"], env=env,
                                    cwd=str(home / "proj"))
     async with Client(params, mode="legacy") as client:
         done = await client.call_tool("ingest_path", {"path": "docs"})
     assert not done.is_error, done.content[0].text
     assert (home / "proj/docs").as_posix() in done.content[0].text and "1 files indexed" in done.content[0].text
-
-
-@pytest.fixture
-def env_cli(tmp_path: Path, home: Path, model_file: Path) -> dict[str, str]:
-    models = tmp_path / "data" / "models"
-    models.mkdir(parents=True)
-    os.link(model_file, models / model_file.name)
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-    return {**clean, "ENGRAM_DATA_DIR": str(tmp_path / "data"), "ENGRAM_CONFIG_DIR": str(tmp_path / "config"),
-            "ENGRAM_LOG_DIR": str(tmp_path / "logs"), "ENGRAM_EMBED_THREADS": "2"}
-

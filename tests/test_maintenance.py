@@ -100,7 +100,7 @@ def test_closing_mid_maintenance_finishes_it_and_loses_nothing(paths: Paths) -> 
 
 
 class FakeStore:
-    """A store at the seam: its maintenance steps record their order and block until released."""
+    """A store at the seam: a maintenance plan whose steps record their order and the first blocks until released."""
 
     name = "fake"
 
@@ -111,8 +111,8 @@ class FakeStore:
         self.gate = gate
         self.started = started
 
-    def maintenance_steps(self, vector_index_min_rows: int, keep_versions: timedelta, *,
-                          settle: bool = False) -> list[Callable[[], None]]:
+    def plan(self, store: object, vector_index_min_rows: int, keep_versions: timedelta, *,
+             settle: bool = False) -> list[Callable[[], None]]:
         self.pending_commits = 0
 
         def first() -> None:
@@ -125,10 +125,10 @@ class FakeStore:
 
 def test_a_write_waits_for_one_maintenance_step_not_for_all_of_them() -> None:
     writer = Writer()
-    schedule = MaintenanceSchedule(writer, lambda: MaintenancePolicy(every_commits=1, idle_sec=3600))
     log: list[str] = []
     gate, started = threading.Event(), threading.Event()
     store = FakeStore(log, gate, started)
+    schedule = MaintenanceSchedule(writer, lambda: MaintenancePolicy(every_commits=1, idle_sec=3600), plan=store.plan)
     try:
         store.pending_commits = 1
         writer.run(schedule.committed, store)

@@ -28,7 +28,8 @@ def open_to_others(*folders: Path) -> list[str]:
 
 
 @pytest.fixture
-def env(tmp_path: Path, model_file: Path) -> dict[str, str]:
+def env(tmp_path: Path) -> dict[str, str]:
+    """Like conftest's, but Engram builds its own model file here: every file in its folders is its own."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     return {**clean, "ENGRAM_DATA_DIR": str(tmp_path / "data"), "ENGRAM_CONFIG_DIR": str(tmp_path / "config"),
             "ENGRAM_LOG_DIR": str(tmp_path / "logs"), "ENGRAM_EMBED_THREADS": "2"}

@@ -20,6 +20,7 @@ from ..fileio import sha256_text
 from ..settings import IngestSettings
 from ..store import WorkspaceStore, Writer
 from ..store import filters as sql
+from ..store.maintenance import maintain
 from .chunking import chunk_text, summarize, text_format
 from .listing import ListedFile, Skip, list_files, read_text
 from .records import chunk_rows, embedding_text
@@ -132,7 +133,7 @@ def ingest_path(store: WorkspaceStore, writer: Writer, embedder: Embedder, targe
             progress(IngestProgress(min(start + len(batch), total), total, report.chunks_written,
                                     time.perf_counter() - started))
     if pending or gone:
-        writer.run(store.maintain, vector_index_min_rows)
+        writer.run(maintain, store, vector_index_min_rows)
     report.seconds = time.perf_counter() - started
     return report
 

@@ -8,7 +8,7 @@ The schedule counts each workspace's commits and queues its maintenance on the w
 - once ``idle_sec`` have passed without a write after any commit (the tail of a burst, and the odd note of
   a quiet day); this pass also removes the versions the burst's own passes had to keep for a while.
 
-Maintenance runs as short steps (see ``WorkspaceStore.maintenance_steps``), each its own writer task, so
+Maintenance runs as short steps (see ``steps``), each its own writer task, so
 writes queued meanwhile run between steps instead of waiting for all of them; readers never wait (LanceDB
 reads a consistent version while a new one is written). Versions older than ``keep_versions`` are removed,
 which bounds the disk a long run of single writes uses.
@@ -22,11 +22,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Protocol
 
-from .workspace import WorkspaceStore
+from .workspace import WorkspaceStore, create_fts, require_writer
 from .writer import Writer, WriterClosed
 
 logger = logging.getLogger(__name__)
+
+#: Scalar (BTREE) indexes on the keys lookups filter by, built once a table holds ``_SCALAR_INDEX_MIN_ROWS``.
+_SCALAR_INDEXES = {"memories": ("id", "source"), "edges": ("src", "dst"), "sources": ("source",), "facts": ("id",)}
+_SCALAR_INDEX_MIN_ROWS = 5_000
 
 
 @dataclass(frozen=True)
@@ -39,13 +44,20 @@ class MaintenancePolicy:
     vector_index_min_rows: int = 5_000
 
 
+class Plan(Protocol):
+    def __call__(self, store: WorkspaceStore, vector_index_min_rows: int, keep_versions: timedelta, *,
+                 settle: bool = False) -> list[Callable[[], None]]: ...
+
+
 class MaintenanceSchedule:
     """Queues each workspace's maintenance on the engine's writer when its writes call for it. ``close`` it."""
 
-    def __init__(self, writer: Writer, policy: Callable[[], MaintenancePolicy]) -> None:
-        """``policy`` is read at every decision, so changed settings apply from the next write on."""
+    def __init__(self, writer: Writer, policy: Callable[[], MaintenancePolicy], plan: Plan | None = None) -> None:
+        """``policy`` is read at every decision, so changed settings apply from the next write on; ``plan``
+        gives a run's steps (default ``steps``; tests replace it at this seam)."""
         self._writer = writer
         self._policy = policy
+        self._plan: Plan = plan or steps
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._last_commit: dict[int, tuple[WorkspaceStore, float]] = {}  # id(store) → (store, monotonic time)
@@ -90,21 +102,20 @@ class MaintenanceSchedule:
             self._finished(store)
 
     def _begin(self, store: WorkspaceStore, policy: MaintenancePolicy, settle: bool) -> None:
-        steps = store.maintenance_steps(policy.vector_index_min_rows, policy.keep_versions, settle=settle)
-        self._step(store, steps)
+        self._step(store, self._plan(store, policy.vector_index_min_rows, policy.keep_versions, settle=settle))
 
-    def _step(self, store: WorkspaceStore, steps: list[Callable[[], None]]) -> None:
+    def _step(self, store: WorkspaceStore, todo: list[Callable[[], None]]) -> None:
         """Run the first step, then queue the rest behind whatever was written meanwhile."""
         started = time.perf_counter()
         try:
-            steps[0]()
+            todo[0]()
         except Exception:  # top level of a background task: log it, and never leave the workspace marked running
             logger.exception("maintenance of workspace '%s' stopped", store.name)
             self._finished(store)
             return
         finally:
             self._record_step(time.perf_counter() - started)
-        rest = steps[1:]
+        rest = todo[1:]
         if not rest:
             self._finished(store)
             return
@@ -188,3 +199,74 @@ class MaintenanceSchedule:
             self._closing = True
             self._wake.notify_all()
         self._idle.join(timeout=5)
+
+
+# --------------------------------------------------------------------------------------- what is done
+
+
+def maintain(store: WorkspaceStore, vector_index_min_rows: int,
+             keep_versions: timedelta = timedelta(minutes=10)) -> None:
+    """Every maintenance step at once, on the writer thread (after an ingest): see ``steps``."""
+    for step in steps(store, vector_index_min_rows, keep_versions, settle=True):
+        step()
+
+
+def steps(store: WorkspaceStore, vector_index_min_rows: int, keep_versions: timedelta, *,
+          settle: bool = False) -> list[Callable[[], None]]:
+    """The steps that keep ``store``'s reads fast, each a short writer-thread task.
+
+    First the indexes a workspace lacks (full text on content, scalar indexes on keys once a table is
+    large, a vector index once ``vector_index_min_rows`` memories exist); then, per table changed since
+    its last maintenance, LanceDB's ``optimize``: small fragments compacted, new rows folded into the
+    indexes, versions older than ``keep_versions`` removed. Run apart, so writes queued meanwhile go
+    between the steps. A failing step is logged and skipped: indexes only speed reads up, and every
+    query also scans unindexed rows, so nothing is lost.
+
+    ``settle`` (once writes have gone quiet): also optimize each table changed since the last settling
+    pass, even if a pass since has compacted it, so that the versions a burst of writes left behind
+    (kept then for readers of other processes) are removed once they are old enough.
+    """
+    store.pending_commits = 0
+    tables = {"memories": store.memories, "edges": store.edges, "sources": store.sources, "facts": store.facts,
+              "digests": store.digests}
+    seen = store.settled_versions if settle else store.maintained_versions
+
+    def indexes() -> None:
+        _guarded(store, "creating indexes", lambda: _create_indexes(store, vector_index_min_rows))
+
+    def optimize(name: str) -> Callable[[], None]:
+        def step() -> None:
+            table = tables[name]
+            if seen.get(name) == table.version:
+                return
+            _guarded(store, f"optimizing {name}", lambda: table.optimize(cleanup_older_than=keep_versions))
+            store.maintained_versions[name] = table.version
+            if settle:
+                store.settled_versions[name] = table.version
+        return step
+
+    return [indexes, *(optimize(name) for name in tables)]
+
+
+def _guarded(store: WorkspaceStore, what: str, fn: Callable[[], object]) -> None:
+    require_writer()
+    try:
+        fn()
+    except (OSError, ValueError, RuntimeError) as exc:
+        logger.warning("maintenance of workspace '%s' failed while %s: %s", store.name, what, exc)
+
+
+def _create_indexes(store: WorkspaceStore, vector_index_min_rows: int) -> None:
+    if not store.has_fts():
+        create_fts(store.memories)
+    for name, columns in _SCALAR_INDEXES.items():
+        table = getattr(store, name)
+        if table.count_rows() < _SCALAR_INDEX_MIN_ROWS:
+            continue
+        have = {c for idx in table.list_indices() for c in idx.columns}
+        for column in columns:
+            if column not in have:
+                table.create_scalar_index(column, index_type="BTREE")
+    has_vector_index = any("vector" in idx.columns for idx in store.memories.list_indices())
+    if not has_vector_index and store.memories.count_rows() >= vector_index_min_rows:
+        store.memories.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")

@@ -38,8 +38,6 @@ logger = logging.getLogger(__name__)
 META_FILE = "workspace.json"
 WRITER_THREAD = "engram-writer"
 _FTS_COLUMN = "content"
-_SCALAR_INDEXES = {"memories": ("id", "source"), "edges": ("src", "dst"), "sources": ("source",), "facts": ("id",)}
-_SCALAR_INDEX_MIN_ROWS = 5_000
 _IF_IT_KEEPS_FAILING = ("Try again; if it keeps failing, the workspace's files may be damaged: restore them from a "
                         "backup, or ingest into a new workspace.")
 
@@ -48,7 +46,8 @@ class NotOnWriter(AssertionError):
     """A programming error: a store write ran outside the engine's one writer thread."""
 
 
-def _require_writer() -> None:
+def require_writer() -> None:
+    """Raise ``NotOnWriter`` unless called on the engine's writer thread."""
     if threading.current_thread().name != WRITER_THREAD:
         raise NotOnWriter("store writes must run on the writer thread (Engine.writer)")
 
@@ -72,8 +71,10 @@ class WorkspaceStore:
         self.on_commit: Callable[[WorkspaceStore], None] | None = None
         #: Commits since the last maintenance (writer thread only); ``None`` until first counted.
         self.pending_commits: int | None = None
-        self._maintained_versions: dict[str, int] = {}  # each table's version after its last optimize
-        self._settled_versions: dict[str, int] = {}  # ... after its last optimize once writes went quiet
+        #: Each table's version after its last optimize, and after its last one once writes went quiet
+        #: (read and written by the maintenance steps, on the writer thread).
+        self.maintained_versions: dict[str, int] = {}
+        self.settled_versions: dict[str, int] = {}
 
     # ----------------------------------------------------------------- opening
 
@@ -94,7 +95,7 @@ class WorkspaceStore:
             if not create:
                 raise WorkspaceError(f"Workspace '{name}' does not exist yet; it is created by the first write "
                                      "(remember, ingest) into it.", title="Unknown workspace")
-            _require_writer()
+            require_writer()
             meta = {"schema_version": SCHEMA_VERSION, "dimensions": dimensions, "embed_model": embed_model}
             try:
                 atomic_write_bytes(meta_path, json.dumps(meta, indent=2).encode())
@@ -118,13 +119,13 @@ class WorkspaceStore:
             if missing:
                 # Creating tables is a write: only the writer does it. A store from an older schema gets the
                 # tables it lacks (its data is untouched); opening a current store writes nothing.
-                _require_writer()
+                require_writer()
                 for table in missing:
                     db.create_table(table, schema=schemas[table], exist_ok=True)
                 if "memories" in missing:
-                    cls._create_fts(db.open_table("memories"))
+                    create_fts(db.open_table("memories"))
             if meta["schema_version"] < SCHEMA_VERSION:
-                _require_writer()
+                require_writer()
                 atomic_write_bytes(meta_path, json.dumps({**meta, "schema_version": SCHEMA_VERSION}, indent=2).encode())
             return cls(name, folder, db, dimensions)
         except (OSError, ValueError, RuntimeError) as exc:
@@ -221,14 +222,14 @@ class WorkspaceStore:
         Raises:
             StoreError: the full-text index is missing or unreadable.
         """
-        if not self._has_fts():
+        if not self.has_fts():
             raise StoreError(f"Workspace '{self.name}' has no full-text index; the next ingest rebuilds it.")
         query = self.memories.search(text, query_type="fts", fts_columns=_FTS_COLUMN)
         if where:
             query = query.where(where, prefilter=True)
         return self._rows(query.select([*columns, "_score"]).limit(k))
 
-    def _has_fts(self) -> bool:
+    def has_fts(self) -> bool:
         return any(_FTS_COLUMN in idx.columns and idx.index_type == "FTS" for idx in self.indices(self.memories))
 
     def indices(self, table: Any) -> list[Any]:
@@ -265,7 +266,7 @@ class WorkspaceStore:
         return pa.Table.from_pydict(columns, schema=schema)
 
     def _write(self, what: str, fn: Any) -> Any:
-        _require_writer()
+        require_writer()
         try:
             result = fn()
         except (OSError, ValueError, RuntimeError) as exc:
@@ -387,72 +388,10 @@ class WorkspaceStore:
     def end_fact(self, fact_id: str, ended: Any) -> None:
         self._write("a fact", lambda: self.facts.update(where=f"id = {sql.quote(fact_id)}", values={"ended": ended}))
 
-    def maintain(self, vector_index_min_rows: int, keep_versions: timedelta = timedelta(minutes=10)) -> None:
-        """Every maintenance step at once (after an ingest): see ``maintenance_steps``."""
-        for step in self.maintenance_steps(vector_index_min_rows, keep_versions, settle=True):
-            step()
 
-    def maintenance_steps(self, vector_index_min_rows: int, keep_versions: timedelta, *,
-                          settle: bool = False) -> list[Callable[[], None]]:
-        """The steps that keep reads fast, each a short writer-thread task.
+def create_fts(table: Any) -> None:
+    """The full-text index on ``content`` (BM25, stemmed, stop words out, accents folded)."""
+    from lancedb.index import FTS
 
-        First the indexes a workspace lacks (full text on content, scalar indexes on keys once a table is
-        large, a vector index once ``vector_index_min_rows`` memories exist); then, per table changed since
-        its last maintenance, LanceDB's ``optimize``: small fragments compacted, new rows folded into the
-        indexes, versions older than ``keep_versions`` removed. Run apart, so writes queued meanwhile go
-        between the steps. A failing step is logged and skipped: indexes only speed reads up, and every
-        query also scans unindexed rows, so nothing is lost.
-
-        ``settle`` (once writes have gone quiet): also optimize each table changed since the last settling
-        pass, even if a pass since has compacted it, so that the versions a burst of writes left behind
-        (kept then for readers of other processes) are removed once they are old enough.
-        """
-        self.pending_commits = 0
-        tables = {"memories": self.memories, "edges": self.edges, "sources": self.sources, "facts": self.facts,
-                  "digests": self.digests}
-        seen = self._settled_versions if settle else self._maintained_versions
-
-        def indexes() -> None:
-            self._guarded("creating indexes", lambda: self._create_indexes(vector_index_min_rows))
-
-        def optimize(name: str) -> Callable[[], None]:
-            def step() -> None:
-                table = tables[name]
-                if seen.get(name) == table.version:
-                    return
-                self._guarded(f"optimizing {name}", lambda: table.optimize(cleanup_older_than=keep_versions))
-                self._maintained_versions[name] = table.version
-                if settle:
-                    self._settled_versions[name] = table.version
-            return step
-
-        return [indexes, *(optimize(name) for name in tables)]
-
-    def _guarded(self, what: str, fn: Callable[[], object]) -> None:
-        _require_writer()
-        try:
-            fn()
-        except (OSError, ValueError, RuntimeError) as exc:
-            logger.warning("maintenance of workspace '%s' failed while %s: %s", self.name, what, exc)
-
-    @staticmethod
-    def _create_fts(table: Any) -> None:
-        from lancedb.index import FTS
-
-        table.create_index(_FTS_COLUMN, config=FTS(with_position=False, stem=True, remove_stop_words=True,
-                                                   ascii_folding=True))
-
-    def _create_indexes(self, vector_index_min_rows: int) -> None:
-        if not self._has_fts():
-            self._create_fts(self.memories)
-        for name, columns in _SCALAR_INDEXES.items():
-            table = getattr(self, name)
-            if table.count_rows() < _SCALAR_INDEX_MIN_ROWS:
-                continue
-            have = {c for idx in table.list_indices() for c in idx.columns}
-            for column in columns:
-                if column not in have:
-                    table.create_scalar_index(column, index_type="BTREE")
-        has_vector_index = any("vector" in idx.columns for idx in self.memories.list_indices())
-        if not has_vector_index and self.memories.count_rows() >= vector_index_min_rows:
-            self.memories.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")
+    table.create_index(_FTS_COLUMN, config=FTS(with_position=False, stem=True, remove_stop_words=True,
+                                               ascii_folding=True))
