@@ -52,7 +52,8 @@ class StoreSettings(_Group):
     maintenance_writes: int = Field(32, ge=0, le=100_000, description=(
         "Compact a workspace and fold new rows into its indexes after this many writes (0: only after an ingest)."))
     maintenance_idle_sec: float = Field(30.0, ge=1.0, le=86400.0, description=(
-        "Also maintain a workspace this many seconds after its last write, when anything is unmaintained."))
+        "Also maintain a workspace this many seconds after its last write (this pass also removes the old versions "
+        "a burst of writes left)."))
 
 
 class EmbedSettings(_Group):

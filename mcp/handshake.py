@@ -49,5 +49,5 @@ def mismatch(data_dir: Path, info: ServiceInfo) -> TokenMismatch:
     return TokenMismatch(
         f"The Engram service for {data_dir} (pid {info.pid}, port {info.port}) did not prove that it holds this "
         "data folder's token: service.token was replaced while it ran, or another program answers on its port. "
-        "Nothing was sent to it. Restart the service (quit the Engram app, or stop that process); the next call "
-        "starts a new one.")
+        "Nothing was sent to it. Stop it (quit the Engram app, or end that process): the next editor call starts a "
+        "fresh service.")
