@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -161,7 +161,7 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
         return 130
 
 
-def _env_overrides(origins: dict[str, str]) -> str:
+def _env_overrides(origins: Mapping[str, str]) -> str:
     """The settings this process took from ``ENGRAM_<GROUP>_<KEY>`` variables, named as variables."""
     return ", ".join(env_name(key) for key, origin in sorted(origins.items()) if origin == "env")
 

@@ -6,12 +6,13 @@ commands print the same output and exit with the same status wherever the call r
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
 from engram.core import Engine, Paths, Settings
-from engram.core.ingest.pipeline import IngestProgress
+from engram.core.events import EngineEvent, IngestProgress, IngestProgressed, Listener
 from engram.mcp.service_client import DirectOutput, ServiceClient
 
 ProgressFn = Callable[[IngestProgress], None]
@@ -30,7 +31,7 @@ class LocalCalls:
         self.engine = engine
 
     def call(self, tool: str, arguments: dict[str, Any], progress: ProgressFn | None = None) -> DirectOutput:
-        unsubscribe = self.engine.subscribe(progress) if progress is not None else None
+        unsubscribe = self.engine.subscribe(_own_progress(progress)) if progress is not None else None
         try:
             out = self.engine.call(tool, arguments)
         finally:
@@ -40,6 +41,17 @@ class LocalCalls:
 
     def context_pack(self, request: dict[str, Any], workspace: str = "") -> dict[str, Any]:
         return self.engine.context_pack(request, workspace=workspace).model_dump(mode="json")
+
+
+def _own_progress(progress: ProgressFn) -> Listener:
+    """An engine listener passing on the progress of ingests run on this thread (this call's), no other's."""
+    caller = threading.get_ident()
+
+    def listen(event: EngineEvent) -> None:
+        if isinstance(event, IngestProgressed) and threading.get_ident() == caller:
+            progress(event.progress)
+
+    return listen
 
 
 @contextmanager

@@ -43,4 +43,4 @@ def run(args: argparse.Namespace, paths: Paths, settings: Settings) -> int:
         return run_launcher(paths, settings, standalone=args.standalone)
     from engram.mcp.setup_clients import run_setup
 
-    return run_setup(args.client, listing=args.list, remove=args.remove, dry_run=args.dry_run, paths=paths)
+    return run_setup(args.client, listing=args.list, remove=args.remove, dry_run=args.dry_run)

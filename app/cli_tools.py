@@ -13,7 +13,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from engram.core.tools.registry import TOOLS, args_model, call_model
+from engram.core.catalog import TOOLS, args_model, call_model
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tarfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ def fetch_sdist(requirement: str, cache: Path) -> tuple[Path, str]:
 
 
 def result_folder(run: Run, suite: str) -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     folder = run.results / f"{suite}{'-quick' if run.quick else ''}-{stamp}"
     folder.mkdir(parents=True, exist_ok=True)
     return folder

@@ -8,7 +8,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 
 def grouped_bars(path: Path, title: str, groups: Sequence[str], series: dict[str, Sequence[float]], ylabel: str,

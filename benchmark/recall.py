@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engram.core.catalog import PLAN_TOOLS
 from engram.core.recall.models import RecallResult
 from engram.core.recall.plan import validate_plan
 from engram.core.recall.render import format_recall
@@ -63,9 +64,9 @@ def four_step_plans(scope: Any, lookups: list[dict[str, Any]], repeat: int) -> d
         while len(chosen) < size:
             chosen += [q for q in queries[j % len(queries)] if q not in chosen][: size - len(chosen)]
             j += 1
-        steps = validate_plan([{"tool": "search", "args": {"query": q}} for q in chosen])
-        _, seq = timed(lambda: run_plan(scope, steps, concurrent=False), repeat)
-        _, con = timed(lambda: run_plan(scope, steps, concurrent=True), repeat)
+        steps = validate_plan([{"tool": "search", "args": {"query": q}} for q in chosen], PLAN_TOOLS)
+        _, seq = timed(lambda: run_plan(scope, steps, PLAN_TOOLS.reads, concurrent=False), repeat)
+        _, con = timed(lambda: run_plan(scope, steps, PLAN_TOOLS.reads, concurrent=True), repeat)
         sequential_s += seq
         concurrent_s += con
     return {"plans": len(queries), "sequential_ms": round(1000 * sequential_s, 1),
@@ -98,10 +99,10 @@ def run_suite(run: Run, lookups_file: Path, repeat: int = 3) -> Path:
                     args["plan"] = plan
                 return engine.call("recall", args).text
 
-            steps = validate_plan(searches)
+            steps = validate_plan(searches, PLAN_TOOLS)
 
             def sequential() -> str:
-                reports, items = run_plan(scope, steps, concurrent=False)
+                reports, items = run_plan(scope, steps, PLAN_TOOLS.reads, concurrent=False)
                 return format_recall(RecallResult(question=lookup["question"], planned=True, steps=reports,
                                                   items=items), default_chars)
 

@@ -18,36 +18,34 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .budget import Allowance, Prepared, RunBudget
+from .budget import RunBudget
+from .budget.queries import QueryBudget
+from .catalog import TOOLS, validate_call
 from .embedding import Embedder
-from .errors import EngramError, InvalidArgument, ModelError, WorkspaceError
-from .ingest.pipeline import IngestProgress
-from .manifest import model_entry, resolve_model
-from .models.backend import BuildChoice, choose_build
-from .models.files import ModelFiles, total_memory_mb
-from .models.gpu import Gpu, choose, detect
+from .embedding.slot import EmbeddingSlot
+from .errors import EngineClosed, EngramError, InvalidArgument, ModelError, WorkspaceError, WorkspaceNotFound
+from .events import EventBus, Listener, ModelDownloaded, ModelDownloadFailed, ModelDownloadProgress
+from .ingest.pause import IndexingGate
+from .manifest import ModelEntry, model_entry
+from .models.download import Downloaded, Progress, ProgressFn
+from .models.files import ModelFiles
+from .models.gpu import Gpu
+from .models.inference import DevicePlan, Inference
 from .models.pool import ModelPool
-from .models.providers import DEFAULT_URLS, AnthropicProvider, LocalProvider, OpenAICompatibleProvider, Provider, api_key
+from .models.providers import Provider
 from .paths import Paths, owner_name
 from .privacy import private_folder
+from .recall.pack import ContextPack, PackRequest, Tokenizer, context_pack
 from .settings import Settings, is_workspace_name
 from .store import WorkspaceStore, Writer
 from .store.maintenance import MaintenancePolicy, MaintenanceSchedule
-from .recall.pack import ContextPack, PackRequest, Tokenizer, context_pack
-from .tools.registry import TOOLS, describe_validation_error, validate_call
-from .tools.scope import Scope
+from .tools.scope import Scope, Services
+from .tools.spec import describe_validation_error
 
 logger = logging.getLogger(__name__)
 
 #: Answers of tools without a ``max_chars`` argument are short by nature; this only guards the edge.
 MAX_CHARS_CEILING = 12000
-
-EngineEvent = IngestProgress
-Listener = Callable[[EngineEvent], None]
-
-
-def _closed_error() -> EngramError:
-    return EngramError("The engine is closed.", title="Engine closed")
 
 
 @dataclass(frozen=True)
@@ -77,53 +75,37 @@ class Engine:
         self.settings = settings
         self.writer = Writer()
         self.maintenance = MaintenanceSchedule(self.writer, self._maintenance_policy)
+        self.events = EventBus()
+        self.indexing = IndexingGate()
+        self.embedding = EmbeddingSlot(embedder_loader or self._load_embedder, given=embedder)
+        self.inference = Inference(lambda: self.settings, self.model_files, generator=generator,
+                                   detect_gpus=detect_gpus)
+        self._budget = QueryBudget(RunBudget(owner_name()), paths.workspace_dir, self.embedding)
+        self._services = Services(paths=paths, writer=self.writer, embedding=self.embedding, inference=self.inference,
+                                  budget=self._budget, events=self.events, indexing=self.indexing,
+                                  workspace_names=self.workspace_names)
         self._stores: dict[str, WorkspaceStore] = {}
         self._stores_lock = threading.Lock()
-        self._embedder = embedder
-        self._owns_embedder = embedder is None
-        self._embed_error: str | None = None
-        # One lock per resource, so that a slow GPU probe or a model load holds up only its own callers.
-        self._embed_lock = threading.Lock()  # held while the embedding model loads
-        self._gpu_lock = threading.Lock()  # held while the GPUs are detected
-        self._pool_lock = threading.Lock()
-        # Guards ``_closed`` and the hand-over of the embedder to ``close``; never held across a load.
-        self._closing_lock = threading.Lock()
-        self._listeners: list[Listener] = []
-        self._indexing = threading.Event()
-        self._indexing.set()
         self._closed = False
-        self._gpus: list[Gpu] | None = None
-        self._pool: ModelPool | None = None
-        self._generator = generator
-        self._budget = RunBudget(owner_name())
-        self._embedder_loader = embedder_loader or self._load_embedder
-        self._detect_gpus = detect_gpus or (lambda: detect(system_memory_mb=total_memory_mb()))
 
     # ------------------------------------------------------------------- events
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call ``listener`` with every engine event (ingest progress); returns an unsubscribe function."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    def ingest_progress(self, progress: IngestProgress) -> None:
-        """Tell the listeners how far an ingest is; while indexing is paused, hold the ingest here."""
-        for listener in list(self._listeners):
-            listener(progress)
-        # Between batches: what is written stays written, and the next batch waits for resume_indexing().
-        self._indexing.wait()
+        """Call ``listener`` with every engine event (``core/events.py``) from any thread; returns the function
+        that unsubscribes it."""
+        return self.events.subscribe(listener)
 
     def pause_indexing(self) -> None:
         """Hold every ingest of this engine after its current batch until ``resume_indexing``."""
-        self._indexing.clear()
+        self.indexing.pause()
 
     def resume_indexing(self) -> None:
         """Let paused ingests continue."""
-        self._indexing.set()
+        self.indexing.resume()
 
     @property
     def indexing_paused(self) -> bool:
-        return not self._indexing.is_set()
+        return self.indexing.paused
 
     def apply_settings(self, settings: Settings) -> None:
         """Use ``settings`` from the next call on. Loaded models and open workspaces keep what they were
@@ -135,33 +117,11 @@ class Engine:
     def embedder(self) -> Embedder:
         """The embedding model, built and loaded on first use.
 
-        A load that ends after ``close`` ran closes the model it loaded at once: nothing stays loaded.
-
         Raises:
             ModelError: it cannot be built, verified or loaded (the message says why and what to do).
-            EngramError: the engine is closed (also when it was closed during the load).
+            EngineClosed: the engine is closed (also when it was closed during the load).
         """
-        with self._embed_lock:
-            with self._closing_lock:
-                if self._closed:
-                    raise _closed_error()
-                if self._embedder is not None:
-                    return self._embedder
-            if self._embed_error is not None:
-                raise ModelError(self._embed_error)
-            try:
-                loaded = self._embedder_loader()
-            except ModelError as exc:
-                self._embed_error = exc.message
-                raise
-            with self._closing_lock:
-                closed = self._closed
-                if not closed:
-                    self._embedder = loaded
-            if closed:
-                loaded.close()
-                raise _closed_error()
-            return loaded
+        return self.embedding.get()
 
     def _load_embedder(self) -> Embedder:
         from .embedding.bundled import ensure_bundled_model
@@ -178,23 +138,21 @@ class Engine:
         """The embedding model, or ``None`` when it cannot be loaded (``embed_note`` says why).
 
         Raises:
-            EngramError: the engine is closed.
+            EngineClosed: the engine is closed.
         """
-        try:
-            return self.embedder()
-        except ModelError:
-            return None
+        return self.embedding.get_or_none()
 
     def embedder_loaded(self) -> bool:
-        return self._embedder is not None
+        return self.embedding.loaded
 
     def embed_note(self) -> str | None:
         """Why the embedding model is unavailable, if it is."""
-        return self._embed_error
+        return self.embedding.note
 
     def _dimensions(self) -> tuple[int, str]:
-        if self._embedder is not None:
-            return self._embedder.dimensions, self._embedder.model_id
+        loaded = self.embedding.peek()
+        if loaded is not None:
+            return loaded.dimensions, loaded.model_id
         entry = model_entry(self.settings.embed.model)
         if not entry.embedding_dimensions:
             raise ModelError(f"Model '{entry.id}' is not an embedding model; set embed.model to one that is.")
@@ -225,7 +183,7 @@ class Engine:
                                   "dashes, starting with a letter or digit.")
         with self._stores_lock:
             if self._closed:
-                raise EngramError("The engine is closed.")
+                raise EngineClosed("The engine is closed.")
             if name in self._stores:
                 return self._stores[name]
             dimensions, model_id = self._dimensions()
@@ -241,11 +199,9 @@ class Engine:
                         name, self.paths.workspace_dir(name), dimensions=dimensions, embed_model=model_id,
                         read_consistency=timedelta(seconds=self.settings.store.read_consistency_sec),
                         create=create or name == self.settings.store.default_workspace))
-            except WorkspaceError as exc:
-                if exc.title == "Unknown workspace":
-                    known = ", ".join(self.workspace_names()) or "none yet"
-                    raise WorkspaceError(f"{exc.message} Existing workspaces: {known}.", title=exc.title) from None
-                raise
+            except WorkspaceNotFound as exc:
+                known = ", ".join(self.workspace_names()) or "none yet"
+                raise WorkspaceNotFound(f"{exc.message} Existing workspaces: {known}.") from None
             self.maintenance.watch(store)
             self._stores[name] = store
             return store
@@ -260,27 +216,9 @@ class Engine:
                                  keep_versions=keep, vector_index_min_rows=cfg.vector_index_min_rows)
 
     def scope(self, workspace: str = "", *, create: bool = False) -> Scope:
+        """What a row function runs against in ``workspace`` (see ``store`` for what it raises)."""
         store = self.store(workspace, create=create)
-        return Scope(store.name, store, self)
-
-    # ---------------------------------------------------------------- run budget
-
-    def prepare_queries(self, scope: Scope, run: str | None, queries: list[str]) -> Prepared | None:
-        """Semantic preparation of one batch of ``queries`` within ``run``'s allowance (``recall.run_budget``).
-
-        ``None`` when the budget is off or no run is named: the caller embeds as usual. Never raises for
-        a withheld preparation (``Prepared.withheld`` says why); the semantic channel then stays out.
-        """
-        cfg = self.settings.recall.run_budget
-        if not cfg.enabled or not run or not queries:
-            return None
-        allowance = Allowance(cfg.max_queries, cfg.max_rounds, cfg.deadline_sec, cfg.max_tokens_per_query)
-        return self._budget.prepare(self.paths.workspace_dir(scope.workspace), run, queries, self.embedder_or_none(),
-                                    allowance)
-
-    def run_budget(self) -> RunBudget:
-        """The process's run ledgers and handles (status and tests read the ledger through it)."""
-        return self._budget
+        return Scope(store.name, store, self.settings, self._services)
 
     # ------------------------------------------------------------ generation models
 
@@ -288,39 +226,42 @@ class Engine:
         """The model files of this data folder (status, verify, download, remove)."""
         return ModelFiles(self.paths.models_dir, self.settings.model.hub_url)
 
+    def download_model(self, entry: ModelEntry, progress: ProgressFn | None = None) -> Downloaded:
+        """Download and verify ``entry`` into this data folder, telling subscribers how it goes
+        (``ModelDownloadProgress``, then ``ModelDownloaded`` or ``ModelDownloadFailed``).
+
+        Raises:
+            DownloadError (and its kinds), ChecksumMismatch, ModelError: the download failed; a model that
+                was there before is untouched.
+        """
+        def report(p: Progress) -> None:
+            self.events.emit(ModelDownloadProgress(entry.id, p.done, p.total))
+            if progress is not None:
+                progress(p)
+
+        try:
+            got = self.model_files().download(entry, progress=report)
+        except EngramError as exc:
+            self.events.emit(ModelDownloadFailed(entry.id, exc.title, exc.message))
+            raise
+        self.events.emit(ModelDownloaded(entry.id, got.size))
+        return got
+
     def gpus(self) -> list[Gpu]:
         """The GPUs this computer reports (detected once per engine)."""
-        with self._gpu_lock:
-            if self._gpus is None:
-                self._gpus = self._detect_gpus()
-            return self._gpus
+        return self.inference.gpus()
 
-    def device_plan(self) -> tuple[Gpu | None, BuildChoice, int, str]:
+    def device_plan(self) -> DevicePlan:
         """(the chosen GPU, the fitting llama.cpp build, GPU layers to offload, a note when they differ)."""
-        import llama_cpp
-
-        gpu = choose(self.gpus(), self.settings.model.gpu_device)
-        build = choose_build(gpu)
-        if gpu is None:
-            return None, build, 0, ""
-        if not llama_cpp.llama_supports_gpu_offload():
-            return gpu, build, 0, (f"{gpu.name} found, but this llama.cpp build runs on the CPU only; "
-                                   f"`engram bootstrap` installs the {build.backend} build")
-        layers = self.settings.tagger.local.n_gpu_layers
-        return gpu, build, (1000 if layers < 0 else layers), ""
+        return self.inference.device_plan()
 
     def model_pool(self) -> ModelPool:
         """The generation models of this engine (created on first use, closed by ``close``).
 
         Raises:
-            EngramError: the engine is closed.
+            EngineClosed: the engine is closed.
         """
-        with self._pool_lock:
-            if self._pool is None:
-                if self._closed:  # close takes the pool under this lock after setting ``_closed``
-                    raise _closed_error()
-                self._pool = ModelPool(threads=self.settings.tagger.local.threads)
-            return self._pool
+        return self.inference.model_pool()
 
     def provider(self, role: str = "helper") -> Provider:
         """Where the helper model runs for ``role``, per ``tagger.llm_provider``. Never downloads a model.
@@ -329,20 +270,7 @@ class Engine:
             ModelError: the local model is missing or unverified (the message says how to get it), it
                 cannot be loaded, or a remote provider lacks its API key.
         """
-        cfg = self.settings.tagger
-        if self._generator is not None:
-            return self._generator
-        if cfg.llm_provider == "local":
-            entry = resolve_model(self.settings.model.chat_large if role == "chat-large" else cfg.local.model)
-            path = self.model_files().verify(entry)
-            _, _, layers, _ = self.device_plan()
-            return LocalProvider(self.model_pool().get(role, path, n_ctx=cfg.local.n_ctx, gpu_layers=layers))
-        if cfg.llm_provider == "anthropic":
-            return AnthropicProvider(cfg.remote_model or "claude-sonnet-4-5", api_key("anthropic"),
-                                     base_url=cfg.base_url or DEFAULT_URLS["anthropic"])
-        key = api_key(cfg.llm_provider) if cfg.llm_provider == "openai" else None
-        return OpenAICompatibleProvider(cfg.llm_provider, cfg.base_url or DEFAULT_URLS[cfg.llm_provider],
-                                        cfg.remote_model, key)
+        return self.inference.provider(role)
 
     # -------------------------------------------------------------------- tools
 
@@ -358,11 +286,13 @@ class Engine:
             EngramError: any other failure, already translated into a message for the user.
         """
         call = validate_call(tool, arguments or {})
-        values = call.model_dump(exclude={"workspace", "max_chars"}, exclude_unset=True)
+        given = call.model_dump(exclude_unset=True)
+        values = {k: v for k, v in given.items() if k not in ("workspace", "max_chars")}
         spec = TOOLS[tool]
-        scope = self.scope(getattr(call, "workspace"), create=spec.write)
-        if "max_chars" in call.model_fields_set:
-            max_chars = getattr(call, "max_chars")
+        scope = self.scope(str(given.get("workspace", "")), create=spec.write)
+        max_chars: int
+        if "max_chars" in given:
+            max_chars = int(given["max_chars"])
         else:
             max_chars = self.settings.search.max_chars if spec.budgeted else MAX_CHARS_CEILING
         if "max_chars" in inspect.signature(spec.rows).parameters:
@@ -396,24 +326,18 @@ class Engine:
         Does not wait for a model load in flight: that load closes its model when it ends.
         """
         with self._stores_lock:  # an opening store finishes first; none opens after this
-            with self._closing_lock:
-                if self._closed:
-                    return
-                self._closed = True
-                embedder = self._embedder if self._owns_embedder else None
-                if self._owns_embedder:
-                    self._embedder = None
+            if self._closed:
+                return
+            self._closed = True
+            embedder = self.embedding.detach()
             self._stores.clear()
-        with self._pool_lock:
-            pool, self._pool = self._pool, None
-        self._indexing.set()  # a paused ingest finishes its batch instead of holding the close
+        self.indexing.resume()  # a paused ingest finishes its batch instead of holding the close
         self.maintenance.close()
         self.writer.close()
         self._budget.close()
         if embedder is not None:
             embedder.close()
-        if pool is not None:
-            pool.close()
+        self.inference.close()
 
     def __enter__(self) -> Engine:
         return self

@@ -2,20 +2,42 @@
 
 Every error a user or an agent can meet carries a short ``title`` and a ``message`` that says what
 was wrong and what to do. Library and OS errors are translated into these at each boundary
-(store, model, file system), so callers show errors by type and never by matching text::
+(store, model, file system), so callers show errors by type and never by matching text.
+
+This is every error class of Engram (``tests/test_error_tree.py`` checks it). The classes defined in
+this file have no module named; the others are defined beside the code that raises them::
 
     EngramError
     ├── SettingsError            a settings key or value was refused
     ├── InvalidArgument          a tool argument was refused (names the argument and what it accepts)
     ├── NotFound                 an id, source or workspace that does not exist
     ├── WorkspaceError           a workspace name or folder that cannot be used
-    │   └── SchemaTooNew         the store was written by a newer Engram
+    │   ├── SchemaTooNew         the store was written by a newer Engram
+    │   └── WorkspaceNotFound    no workspace has that name
     ├── StoreError               the database refused an operation
+    │   └── WriterClosed         a write came after the store's writer closed (core/store/writer.py)
     ├── ModelError               the embedding model is missing, damaged or failed to load
-    │   └── ChecksumMismatch     a model file's SHA256 is not the pinned one
+    │   ├── ChecksumMismatch     a model file's SHA256 is not the pinned one
+    │   ├── DeadlineExceeded     the model did not answer before the deadline (core/models/generation.py)
+    │   └── DownloadError        a model download failed (core/models/download.py)
+    │       ├── DiskFull         no room for the model file (core/models/download.py)
+    │       ├── NetworkError     the connection broke off (core/models/download.py)
+    │       └── ServerError      the server refused the download (core/models/download.py)
     ├── IngestError              a path that cannot be ingested at all
     ├── LedgerError              the run ledger cannot be read or written (no provider work follows)
-    └── BudgetRefused            a run's allowance does not cover a preparation (the message says which limit)
+    ├── BudgetRefused            a run's allowance does not cover a preparation (the message says which limit)
+    ├── EngineClosed             the engine was closed
+    ├── ServiceUnavailable       the service cannot start, or does not answer (mcp/errors.py)
+    ├── RemoteToolError          a tool error the service reported, with its title (mcp/errors.py)
+    ├── ServiceRunning           another process serves this data folder (mcp/service.py)
+    ├── ServiceStopped           the data folder's service stopped answering the CLI (mcp/service_client.py)
+    ├── TokenMismatch            the process on the service's port cannot prove the token (mcp/handshake.py)
+    ├── SetupError               an editor's config file cannot be read or written (mcp/setup_clients.py)
+    ├── AutostartError           the start-at-login entry cannot be written or removed (app/desktop/autostart.py)
+    └── KeyringUnavailable       no usable OS keyring for API keys (app/keys.py)
+
+Outside the tree: ``NotOnWriter`` (core/store/workspace.py), an ``AssertionError`` that only a
+programming error raises (a store write off the writer thread).
 """
 
 from __future__ import annotations
@@ -82,3 +104,11 @@ class LedgerError(EngramError):
 
 class BudgetRefused(EngramError):
     title = "Run budget used up"
+
+
+class WorkspaceNotFound(WorkspaceError):
+    title = "Unknown workspace"
+
+
+class EngineClosed(EngramError):
+    title = "Engine closed"

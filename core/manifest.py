@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -146,8 +146,3 @@ def resolve_model(spec: str, roles: tuple[str, ...] = ("helper",)) -> ModelEntry
                           repository=f"{m.group(1)}/{m.group(2)}", revision="main")
     raise ModelError(f"'{spec}' names no model. Give a manifest id ({', '.join(entries)}), a .gguf path on this "
                      "computer, owner/repo/file.gguf, or an https link.")
-
-
-def with_pin(entry: ModelEntry, sha256: str) -> ModelEntry:
-    """``entry`` with a SHA256 learned at download (recorded beside the file)."""
-    return replace(entry, sha256=sha256)

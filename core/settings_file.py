@@ -2,22 +2,26 @@
 
 Precedence is environment > file > default. Loading never creates or changes a file. Writing
 (``set_value``/``reset_value``) validates first and replaces the file atomically, so a refused value
-leaves the file exactly as it was. Groups may nest (``[tagger.local]`` in the file,
-``tagger.local.model`` as a key, ``ENGRAM_TAGGER_LOCAL_MODEL`` in the environment).
+leaves the file exactly as it was; it edits the file's TOML document in place, so the user's comments,
+blank lines and order survive and only the changed key's line differs. Groups may nest (``[tagger.local]``
+in the file, ``tagger.local.model`` as a key, ``ENGRAM_TAGGER_LOCAL_MODEL`` in the environment).
 """
 
 from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
 from typing import Any, Literal
 
-import tomli_w
+import tomlkit
 from pydantic import ValidationError
+from tomlkit.container import Container
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import AoT, InlineTable, Null, Table, Whitespace
 
 from .errors import SettingsError
 from .fileio import atomic_write_bytes
@@ -69,19 +73,6 @@ def _set(tree: Tree, key: str, value: Any) -> None:
     node[name] = value
 
 
-def _pop(tree: Tree, key: str) -> None:
-    *path, name = key.split(".")
-    nodes = [tree]
-    for part in path:
-        if not isinstance(nodes[-1].get(part), dict):
-            return
-        nodes.append(nodes[-1][part])
-    nodes[-1].pop(name, None)
-    for parent, part, child in reversed(list(zip(nodes, path, nodes[1:]))):
-        if not child:
-            parent.pop(part, None)
-
-
 def _flatten(tree: Tree, prefix: str = "") -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for name, value in tree.items():
@@ -112,18 +103,30 @@ def parse_text_value(key: str, text: str) -> Any:
     return text
 
 
-def _read_file(path: Path) -> Tree:
+def _read_text(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return {}
+        return ""
     except OSError as exc:
         raise SettingsError(f"Cannot read the settings file {path}: {exc.strerror}.") from exc
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"The settings file {path} is not valid TOML ({exc}). Fix or delete it; "
-                            "`engram config reset --all` writes a fresh one.") from exc
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_toml(path, exc) from exc
+
+
+def _not_toml(path: Path, exc: Exception) -> SettingsError:
+    return SettingsError(f"The settings file {path} is not valid TOML ({exc}). Fix or delete it; "
+                         "`engram config reset --all` writes a fresh one.")
+
+
+def _read_file(path: Path, text: str | None = None) -> Tree:
+    """The file's settings tree (``text``: its content, already read), checked for unknown sections and keys."""
+    try:
+        data = tomllib.loads(_read_text(path) if text is None else text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _not_toml(path, exc) from exc
     for group, values in data.items():
         if group not in GROUPS or not isinstance(values, dict):
             roots = sorted(g for g in GROUPS if "." not in g)
@@ -193,11 +196,13 @@ def set_value(settings_file: Path, key: str, text: str) -> Any:
             Nothing is written in that case.
     """
     _check(key)
-    data = _read_file(settings_file)
+    content = _read_text(settings_file)
+    data = _read_file(settings_file, content)
     _set(data, key, parse_text_value(key, text))
     stored = reduce(getattr, key.split("."), _validate(data, {key: ""}))
-    _set(data, key, stored)
-    _write(settings_file, data)
+    document = _document(settings_file, content)
+    _place(document, key, stored)
+    _write(settings_file, document)
     return stored
 
 
@@ -207,23 +212,87 @@ def reset_value(settings_file: Path, key: str | None) -> None:
     Raises:
         SettingsError: unknown key, or the file cannot be read or written.
     """
-    data = _read_file(settings_file)
+    content = _read_text(settings_file)
+    _read_file(settings_file, content)
     if key is None:
-        data = {}
+        document = tomlkit.document()
     else:
         _check(key)
-        _pop(data, key)
-    if not data and not settings_file.exists():
+        document = _document(settings_file, content)
+        _remove(document, key)
+    if not settings_file.exists() and not document.as_string():
         return
-    _write(settings_file, data)
+    _write(settings_file, document)
 
 
-def _sorted(tree: Tree) -> Tree:
-    return {k: _sorted(v) if isinstance(v, dict) else v for k, v in sorted(tree.items())}
-
-
-def _write(settings_file: Path, data: Tree) -> None:
+def _document(path: Path, text: str) -> tomlkit.TOMLDocument:
+    """``text`` as an editable document that renders back to the same text, comments and all."""
     try:
-        atomic_write_bytes(settings_file, tomli_w.dumps(_sorted(data)).encode("utf-8"))
+        return tomlkit.parse(text)
+    except TOMLKitError as exc:  # tomllib accepted the file: only a tomlkit shortcoming lands here
+        raise _not_toml(path, exc) from exc
+
+
+def _place(document: tomlkit.TOMLDocument, key: str, value: Any) -> None:
+    """Set ``key`` in ``document``: in place when present (its line keeps its comment), else in its table."""
+    *path, name = key.split(".")
+    parent: MutableMapping[str, Any] = document
+    node: MutableMapping[str, Any] = document
+    for depth, part in enumerate(path):
+        if part not in node:
+            # A group's new table goes to the end of the file (or of its parent group); a parent that holds no
+            # keys of its own gets no header of its own (``[tagger.local]``, not ``[tagger]`` then ``[tagger.local]``).
+            node[part] = tomlkit.inline_table() if isinstance(node, InlineTable) else tomlkit.table(
+                is_super_table=depth < len(path) - 1)
+        parent, node = node, node[part]
+    if name in node:
+        node[name] = value
+        return
+    table = _table_with_keys(parent, path[-1])
+    if table is not None:
+        keys = [k for k, item in table.value.body if k is not None and not isinstance(item, (Table, AoT))]
+        # After the table's last key: what trails it (blank lines, a comment) introduces the next table,
+        # and tomlkit's ``add`` would append after that, so insert after the last key instead.
+        table.value._insert_after(keys[-1], name, value)
+        return
+    node[name] = value
+
+
+def _table_with_keys(parent: MutableMapping[str, Any], name: str) -> Table | None:
+    """The ``[name]`` table under ``parent`` that has a header and keys (the first, when the file splits it)."""
+    body = parent.body if isinstance(parent, Container) else parent.value.body if isinstance(parent, Table) else []
+    for key, item in body:
+        if (key is not None and key.key == name and isinstance(item, Table) and not item.is_super_table()
+                and any(k is not None and not isinstance(v, (Table, AoT)) for k, v in item.value.body)):
+            return item
+    return None
+
+
+def _remove(document: tomlkit.TOMLDocument, key: str) -> None:
+    """Remove ``key`` from ``document``, and each of its tables left with no key and no comment."""
+    *path, name = key.split(".")
+    nodes: list[Any] = [document]
+    for part in path:
+        if part not in nodes[-1] or not isinstance(nodes[-1][part], MutableMapping):
+            return
+        nodes.append(nodes[-1][part])
+    if name in nodes[-1]:
+        del nodes[-1][name]
+    for parent, part, child in reversed(list(zip(nodes, path, nodes[1:]))):
+        if _is_bare(child):
+            del parent[part]
+
+
+def _is_bare(table: Any) -> bool:
+    """A table with nothing of the user's left in it: no key, no comment, no comment on its header."""
+    if not isinstance(table, Table):
+        return not table
+    return not table.trivia.comment and all(isinstance(item, (Null, Whitespace))
+                                            for _, item in table.value.body)
+
+
+def _write(settings_file: Path, document: tomlkit.TOMLDocument) -> None:
+    try:
+        atomic_write_bytes(settings_file, document.as_string().encode("utf-8"))
     except OSError as exc:
         raise SettingsError(f"Cannot write the settings file {settings_file}: {exc.strerror}.") from exc

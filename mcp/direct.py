@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+from collections.abc import MutableMapping
 from dataclasses import asdict
 from typing import Any
 
@@ -27,7 +29,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from engram.core import Engine, EngramError
 from engram.core.errors import InvalidArgument, SettingsError
-from engram.core.ingest.pipeline import IngestProgress
+from engram.core.events import EngineEvent, IngestProgressed
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +49,7 @@ class DirectCalls:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
         if scope.get("method") != "POST":
             await _send_json(send, 405, {"error": {"type": "InvalidArgument", "title": "Method not allowed",
                                                    "message": "POST a JSON call here.", "refused": True}})
@@ -76,16 +78,23 @@ class DirectCalls:
     async def _run(self, request: dict[str, Any], events: MemoryObjectSendStream[dict[str, Any]]) -> None:
         async with events:
             token = anyio.lowlevel.current_token()
+            worker: list[int] = []  # the thread that answers this request: its ingests are this call's
 
-            def progress(event: IngestProgress) -> None:
+            def progress(event: EngineEvent) -> None:
+                if not isinstance(event, IngestProgressed) or threading.get_ident() not in worker:
+                    return
                 try:
-                    anyio.from_thread.run_sync(_offer, events, {"progress": asdict(event)}, token=token)
+                    anyio.from_thread.run_sync(_offer, events, {"progress": asdict(event.progress)}, token=token)
                 except RuntimeError:  # the event loop is shutting down: nobody is listening any more
                     pass
 
+            def answer_here() -> dict[str, Any]:
+                worker.append(threading.get_ident())
+                return self._answer(request)
+
             unsubscribe = self.engine.subscribe(progress)
             try:
-                answer = await anyio.to_thread.run_sync(self._answer, request)
+                answer = await anyio.to_thread.run_sync(answer_here)
             finally:
                 unsubscribe()
             await events.send(answer)

@@ -17,26 +17,15 @@ from typing import Any
 import anyio
 import httpx2
 
-from engram.core import EngramError, Paths
+from engram.core import Paths
 
+from .errors import ServiceUnavailable, remote_tool_error
 from .handshake import HEALTH_PATH, Proof, judge, mismatch
 from .service_files import ServiceInfo, lock_held, new_challenge, read_info, read_token
 
 logger = logging.getLogger(__name__)
 
 MODERN_PROTOCOL = "2026-07-28"
-_ERROR_PREFIX = "Error executing tool "
-
-
-class ServiceUnavailable(EngramError):
-    title = "Engram service unavailable"
-
-
-class RemoteToolError(EngramError):
-    """A tool error reported by the service; its message already carries its title."""
-
-    title = ""
-
 
 _TRANSPORT_ERRORS = (httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
 
@@ -172,10 +161,9 @@ class RemoteBackend:
                 raise
             raise ServiceUnavailable(f"The Engram service stopped while answering ({failure}). "
                                      "Call again: the next call starts it anew.") from None
-        text = "\n".join(c.text for c in result.content if c.type == "text")
         if result.is_error:
-            raise RemoteToolError(text.removeprefix(f"{_ERROR_PREFIX}{tool}: "))
-        return text
+            raise remote_tool_error(result)
+        return "\n".join(c.text for c in result.content if c.type == "text")
 
     async def aclose(self) -> None:
         for client in (self._http, self._probe):

@@ -12,23 +12,23 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import ConfigDict
 
 from engram.core import Engine, EngramError
+from engram.core.catalog import TOOLS, call_model
 from engram.core.tools.caller_paths import resolve_caller_paths
-from engram.core.tools.registry import TOOLS, call_model
 
 from .descriptions import DESCRIPTIONS, INSTRUCTIONS
+from .errors import ToolFailure, tool_error_result
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def input_schema(tool: str) -> dict[str, Any]:
     return lean(schema)
 
 
-def annotations(tool: str) -> ToolAnnotations:
+def tool_annotations(tool: str) -> ToolAnnotations:
     spec = TOOLS[tool]
     return ToolAnnotations(readOnlyHint=not spec.write, destructiveHint=spec.destructive if spec.write else None,
                            idempotentHint=spec.idempotent, openWorldHint=False)
@@ -122,10 +122,11 @@ class SessionRuns:
         return f"mcp-{session_id}"[:200] if session_id else None
 
 
-def _tool_function(backend: ToolBackend, tool: str, runs: SessionRuns, cwd: Path | None) -> Callable[..., Awaitable[str]]:
+def _tool_function(backend: ToolBackend, tool: str, runs: SessionRuns,
+                   cwd: Path | None) -> Callable[..., Awaitable[str | CallToolResult]]:
     takes_run = "run" in call_model(tool).model_fields
 
-    async def run(arguments: dict[str, Any], ctx: Context) -> str:
+    async def run(arguments: dict[str, Any], ctx: Context) -> str | CallToolResult:
         if takes_run and arguments.get("run") is None and (default := runs.run_id(ctx)) is not None:
             arguments = {**arguments, "run": default}
         if cwd is not None:
@@ -133,11 +134,13 @@ def _tool_function(backend: ToolBackend, tool: str, runs: SessionRuns, cwd: Path
         try:
             return await backend.call(tool, arguments)
         except EngramError as exc:
-            raise ToolError(f"{exc.title}: {exc.message}" if exc.title else exc.message) from None
+            logger.info("tool %s failed: %r", tool, exc.message)  # %r: the caller's text stays on one line
+            return tool_error_result(tool, ToolFailure(title=exc.title, message=exc.message))
         except Exception:  # top level of a tool call: a bug, not bad input; its text (paths, SQL) stays in the log
             logger.exception("tool %s failed unexpectedly", tool)
-            raise ToolError(f"Internal error: {tool} failed unexpectedly (the details are in Engram's log). Try "
-                            "again; if it keeps failing, please report it with the log.") from None
+            return tool_error_result(tool, ToolFailure(
+                title="", message=f"Internal error: {tool} failed unexpectedly (the details are in Engram's log). "
+                                  "Try again; if it keeps failing, please report it with the log."))
 
     run.__name__ = tool
     return run
@@ -155,7 +158,7 @@ def build_server(backend: ToolBackend, *, stdio: bool = False) -> MCPServer:
     tools = [
         Tool(fn=_tool_function(backend, name, runs, cwd), name=name, description=DESCRIPTIONS[name],
              parameters=input_schema(name), fn_metadata=FuncMetadata(arg_model=_PassThrough), is_async=True,
-             context_kwarg="ctx", annotations=annotations(name))
+             context_kwarg="ctx", annotations=tool_annotations(name))
         for name in TOOLS
     ]
     return MCPServer(name="engram", title="Engram", instructions=INSTRUCTIONS, version=version(), tools=tools,

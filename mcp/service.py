@@ -16,7 +16,7 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -26,6 +26,7 @@ import uvicorn
 from engram.core import Engine, EngramError, Paths, Settings
 
 from .direct import DIRECT_PATH, DirectCalls
+from .errors import ServiceUnavailable
 from .handshake import HEALTH_PATH
 from .server import EngineBackend, build_server, version
 from .service_files import (
@@ -153,7 +154,7 @@ class Guard:
         return wrapped
 
 
-async def _reply(send: Any, status: int, body: dict[str, Any], extra: list[tuple[bytes, bytes]] = ()) -> None:
+async def _reply(send: Any, status: int, body: dict[str, Any], extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
     payload = json.dumps(body).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
@@ -188,8 +189,7 @@ class ServiceRunning(EngramError):
     title = "Service already running"
 
 
-class ServiceUnavailable(EngramError):
-    title = "Service not started"
+NOT_STARTED = "Service not started"  # the title of the ``ServiceUnavailable`` that ``Service.open`` raises
 
 
 class _Server(uvicorn.Server):
@@ -258,7 +258,8 @@ class Service:
                 secret = new_token(self.paths.data_dir)
             except OSError as exc:
                 raise ServiceUnavailable(f"Cannot write the service token into {self.paths.data_dir} "
-                                         f"({exc.strerror}); check that the folder is yours and writable.") from exc
+                                         f"({exc.strerror}); check that the folder is yours and writable.",
+                                         title=NOT_STARTED) from exc
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             self._sock = sock
             # Replies go out as several writes (headers, body, SSE events); without TCP_NODELAY each one after
@@ -269,7 +270,7 @@ class Service:
             except OSError as exc:
                 raise ServiceUnavailable(
                     f"Cannot listen on 127.0.0.1:{self.settings.service.port} ({exc.strerror}). Choose another port "
-                    "with `engram config set service.port N` (0 picks a free one).") from exc
+                    "with `engram config set service.port N` (0 picks a free one).", title=NOT_STARTED) from exc
             sock.listen(128)
             if self._engine is None:
                 self._engine = Engine(self.paths, self.settings)

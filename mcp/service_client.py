@@ -18,7 +18,7 @@ import httpx
 
 from engram.core import EngramError, Paths
 from engram.core import errors as engine_errors
-from engram.core.ingest.pipeline import IngestProgress
+from engram.core.events import IngestProgress
 
 from .direct import DIRECT_PATH
 from .handshake import HEALTH_PATH, Proof, judge, mismatch

@@ -120,7 +120,7 @@ def lock_held(data_dir: Path) -> bool:
     """
     path = data_dir / LOCK_FILE
     try:
-        handle = open(path, "rb")  # noqa: SIM115 (closed below)
+        handle = open(path, "rb")
     except OSError:
         return False
     try:
@@ -150,7 +150,7 @@ class InstanceLock:
 
     def __init__(self, data_dir: Path) -> None:
         private_folder(data_dir)
-        self._handle: IO[bytes] | None = open(data_dir / LOCK_FILE, "a+b")  # noqa: SIM115 (held for life)
+        self._handle: IO[bytes] | None = open(data_dir / LOCK_FILE, "a+b")
 
     def acquire(self, patience: float = 1.0) -> bool:
         """Take the lock, retrying for ``patience`` seconds; ``False`` when another process holds it.

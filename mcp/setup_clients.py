@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from engram.core import EngramError, Paths
+from engram.core import EngramError
 from engram.core.fileio import atomic_write_bytes
 
 ENTRY_NAME = "engram"
@@ -209,7 +209,7 @@ def configure(client: Client, places: Places, *, command: list[str], env: Mappin
     return SetupResult(client, path, changed=True, diff=diff, backup=backup)
 
 
-def run_setup(client_name: str | None, *, listing: bool, remove: bool, dry_run: bool, paths: Paths) -> int:
+def run_setup(client_name: str | None, *, listing: bool, remove: bool, dry_run: bool) -> int:
     """The ``engram setup`` command; returns the exit status."""
     places = Places.from_environ()
     if listing or client_name is None:

@@ -33,7 +33,7 @@ class ModelServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_GET(self) -> None:
                 path = self.path
                 if path.startswith("http://"):
                     server.proxied.append(path)

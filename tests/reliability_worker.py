@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from engram.core import Engine, Paths, Settings
+from engram.core.events import EngineEvent, IngestProgressed
 
 from .conftest import HashingEmbedder
 
@@ -24,8 +25,10 @@ def main(data: str, folder: str, note: str) -> None:
         print(f"stored {stored.id}", flush=True)
         batches = 0
 
-        def progress(_: object) -> None:
+        def progress(event: EngineEvent) -> None:
             nonlocal batches
+            if not isinstance(event, IngestProgressed):
+                return
             batches += 1
             print(f"batch {batches}", flush=True)
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from engram.core import Engine, Paths, Settings
+from engram.core.catalog import TOOLS, call_model
 from engram.core.errors import IngestError, InvalidArgument, SettingsError, StoreError, WorkspaceError
 from engram.core.settings import IngestSettings
-from engram.core.tools.registry import TOOLS, call_model
 
 from .conftest import HashingEmbedder, write_tree
 
@@ -74,9 +74,9 @@ def test_a_context_pack_filter_outside_years_1_to_9999_in_utc_is_refused(engine:
 def test_datetimes_are_kept_in_utc_and_those_without_an_offset_are_taken_as_utc(engine: Engine) -> None:
     offset = engine.call("kg_edit", {**REQUIRED["kg_edit"], "valid_from": "2024-03-01T10:00:00+02:00"}).result.fact
     naive = engine.call("kg_edit", {**REQUIRED["kg_edit"], "valid_from": "2024-03-01T10:00:00"}).result.fact
-    assert offset.valid_from == datetime(2024, 3, 1, 8, tzinfo=timezone.utc)
+    assert offset.valid_from == datetime(2024, 3, 1, 8, tzinfo=UTC)
     assert offset.valid_from.utcoffset() == timedelta(0)
-    assert naive.valid_from == datetime(2024, 3, 1, 10, tzinfo=timezone.utc)
+    assert naive.valid_from == datetime(2024, 3, 1, 10, tzinfo=UTC)
     stored = {f.id: f.valid_from for f in engine.call("kg_query", {}).result.items}
     assert stored == {offset.id: offset.valid_from, naive.id: naive.valid_from}
 
@@ -100,7 +100,7 @@ def test_search_from_year_1_to_year_9999_filters_without_a_warning(engine: Engin
 def test_a_fact_dated_past_year_9999_by_an_older_engram_can_still_be_read_and_ended(engine: Engine) -> None:
     store = engine.store()
     # What kg_edit wrote before datetimes were checked: 9999-12-31T23:59:59-05:00, stored as year 10000 in UTC.
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     engine.writer.run(store.add_fact, {
         "id": "f-0000000010", "project": "general", "subject": "comet", "predicate": "returns", "object": "never",
         "valid_from": datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-5))), "ended": None,

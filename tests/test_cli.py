@@ -72,6 +72,54 @@ def test_config_commands_round_trip(env: dict[str, str]) -> None:
     assert engram(env, "config", "get", "search.limit").stdout.strip() == "10"
 
 
+HAND_WRITTEN_SETTINGS = """\
+# Engram settings, tuned by hand.
+
+[search]
+# fewer, shorter results on this laptop
+max_chars = 3000
+limit = 5  # the default is 10
+
+# Embedding: two threads, the fan is loud
+[embed]
+threads = 2
+
+[tagger.local]
+n_ctx = 4096
+"""
+
+
+def test_config_set_and_reset_keep_the_files_comments_and_order(tmp_path: Path) -> None:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")},
+           "ENGRAM_DATA_DIR": str(tmp_path / "data"), "ENGRAM_CONFIG_DIR": str(tmp_path / "config")}
+    file = tmp_path / "config" / "settings.toml"
+    file.parent.mkdir()
+    file.write_text(HAND_WRITTEN_SETTINGS, encoding="utf-8")
+
+    def config(*args: str) -> str:
+        done = engram(env, "config", *args)
+        assert done.returncode == 0, done.stderr
+        return file.read_text(encoding="utf-8")
+
+    assert config("set", "search.limit", "7") == HAND_WRITTEN_SETTINGS.replace("limit = 5 ", "limit = 7 ")
+    # A new key goes to the end of its table's keys, before the blank line and the comment about the next table.
+    assert config("set", "search.rrf_k", "50") == HAND_WRITTEN_SETTINGS.replace(
+        "limit = 5  # the default is 10\n", "limit = 7  # the default is 10\nrrf_k = 50\n")
+    assert config("reset", "search.rrf_k") == HAND_WRITTEN_SETTINGS.replace("limit = 5 ", "limit = 7 ")
+    assert config("set", "tagger.local.model", "smollm2-135m-instruct") == HAND_WRITTEN_SETTINGS.replace(
+        "limit = 5 ", "limit = 7 ") + 'model = "smollm2-135m-instruct"\n'
+    assert config("set", "ingest.exclude", "*.log,tmp/") == HAND_WRITTEN_SETTINGS.replace(
+        "limit = 5 ", "limit = 7 ") + 'model = "smollm2-135m-instruct"\n\n[ingest]\nexclude = ["*.log", "tmp/"]\n'
+    # The blank line before a table belongs to the one above it in TOML: it stays when the table goes.
+    assert config("reset", "ingest.exclude") == HAND_WRITTEN_SETTINGS.replace(
+        "limit = 5 ", "limit = 7 ") + 'model = "smollm2-135m-instruct"\n\n'
+    # A table left without keys goes; the comments the user wrote stay.
+    assert config("reset", "embed.threads") == HAND_WRITTEN_SETTINGS.replace("limit = 5 ", "limit = 7 ").replace(
+        "[embed]\nthreads = 2\n\n", "") + 'model = "smollm2-135m-instruct"\n\n'
+    assert engram(env, "config", "get", "search.max_chars").stdout.strip() == "3000"
+    assert config("reset", "--all") == ""
+
+
 def test_refused_input_exits_2_with_a_message_and_changes_nothing(env: dict[str, str], tmp_path: Path) -> None:
     bad = engram(env, "config", "set", "search.limit", "0")
     assert bad.returncode == 2

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ from engram.app.desktop.instance import InstanceServer, ask_running_instance
 from engram.app.desktop.settings_page import SECTIONS
 from engram.app.desktop.welcome import MARKER
 from engram.core import Engine, Paths
+from engram.core.errors import ModelError
 from engram.core.settings_file import load_settings
 from engram.mcp.service_files import read_info
 from engram.mcp.setup_clients import Places
@@ -250,6 +252,54 @@ def test_an_ingest_shows_progress_up_to_100_percent(make_desktop: Any, tmp_path:
     assert [p for p, _ in seen if p is not None and 0 < p < 100], "progress in between (24 files a batch)"
     assert bars and bars[-1] >= 80, "the Overview's bar followed the job"
     assert desktop.window.overview.job_row(job.id) is None, "a finished job leaves the list"
+
+
+def test_an_editors_ingest_that_fails_ends_its_job_in_the_tray(make_desktop: Any, home: Path, qtbot: Any,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                real_embedder: Any) -> None:
+    desktop = make_desktop()
+    folder = write_tree(home / "notes", {f"n{i:02}.md": f"# Note {i}\n\nTopic {i}." for i in range(60)})
+    original = real_embedder.embed
+    batches: list[int] = []
+
+    def stops_after_one_batch(texts: Any) -> Any:
+        batches.append(len(texts))
+        if len(batches) > 1:
+            raise ModelError("The embedding model stopped answering; restart Engram.")
+        return original(texts)
+
+    monkeypatch.setattr(real_embedder, "embed", stops_after_one_batch)
+    refused: list[BaseException] = []
+
+    def editor() -> None:  # an editor's call reaches the engine on a thread of the service, not a job's worker
+        try:
+            desktop.engine.call("ingest_path", {"path": str(folder), "project": "notes"})
+        except ModelError as exc:
+            refused.append(exc)
+
+    with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda job: job.external) as done:
+        worker = threading.Thread(target=editor)
+        worker.start()
+    worker.join()
+    job = done.args[0]
+    assert refused, "the editor was told"
+    assert job.finished and job.error is not None and "stopped answering" in job.error.message
+    assert [j for j in desktop.jobs.running() if j.kind == "ingest"] == [], "no ingest is left running in the tray"
+    assert desktop.state != "indexing" and desktop.window.overview.job_row(job.id) is None
+
+
+def test_memories_an_editor_stores_are_counted_once_writes_go_quiet(make_desktop: Any, qtbot: Any) -> None:
+    desktop = make_desktop()
+    desktop._recount.setInterval(500)
+    counted: list[str] = []
+    desktop.status_changed.connect(counted.append)
+    stores = threading.Thread(target=lambda: [desktop.engine.call("store", {"content": f"Exchange {i} of a chat."})
+                                              for i in range(5)])
+    with qtbot.waitSignal(desktop.status_changed, timeout=30_000,
+                          check_params_cb=lambda text: text.startswith("5 memories")):
+        stores.start()
+    stores.join()
+    assert len(counted) < 5, f"quick writes are recounted once they pause, not once each: {counted}"
 
 
 def test_toggling_recall_llm_changes_what_a_real_recall_returns(make_desktop: Any, tmp_path: Path, qtbot: Any, home: Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -35,8 +35,8 @@ from engram.core.tools.results import (
 )
 
 GOLDEN = Path(__file__).parent / "golden"
-T1 = datetime(2026, 11, 2, 9, 30, tzinfo=timezone.utc)
-T2 = datetime(2026, 11, 20, 17, 5, tzinfo=timezone.utc)
+T1 = datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
+T2 = datetime(2026, 11, 20, 17, 5, tzinfo=UTC)
 SRC = "/home/ada/django/docs/topics/security.txt"
 PARAGRAPH = ("Django's SecurityMiddleware can redirect every HTTP request to HTTPS when SECURE_SSL_REDIRECT is "
              "True. Browsers are told to refuse plain HTTP for a while through the Strict-Transport-Security "

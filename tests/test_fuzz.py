@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 
 from engram.core import Engine, Paths, Settings
+from engram.core.catalog import TOOLS, args_model, call_model, validate_call
 from engram.core.errors import EngramError
-from engram.core.recall.plan import EVIDENCE_TOOLS
 from engram.core.recall.models import RecallResult
+from engram.core.recall.plan import EVIDENCE_TOOLS
 from engram.core.settings import IngestSettings, StoreSettings
-from engram.core.tools.registry import TOOLS, args_model, call_model, validate_call
 from engram.core.tools.results import SearchResult
 
 from .conftest import HashingEmbedder, write_tree

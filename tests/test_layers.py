@@ -1,4 +1,6 @@
-"""The layer rule: app → mcp → core, app → core. core imports no Qt, no MCP SDK, nothing above it."""
+"""The layer rule: app → mcp → core, app → core. core imports no Qt, no MCP SDK, nothing above it; app
+reaches the store and the models only through the engine (no LanceDB, no llama.cpp); and core's packages
+import each other without a cycle (the tool catalog is the one module that joins tools and recall)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = {
     "core": ("PySide6", "qasync", "mcp", "engram.app", "engram.mcp"),
     "mcp": ("engram.app",),
+    "app": ("lancedb", "llama_cpp"),
 }
 
 
@@ -47,6 +50,109 @@ def violations(layer: str) -> list[str]:
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
 def test_layer_imports_nothing_above_it(layer: str) -> None:
     assert violations(layer) == []
+
+
+def core_unit(module: str) -> str | None:
+    """The package (or top-level module) of core that ``module`` belongs to: ``engram.core.tools.reads`` → ``tools``."""
+    parts = module.split(".")
+    if parts[:2] != ["engram", "core"] or len(parts) < 3:
+        return None
+    return parts[2]
+
+
+def core_graph() -> dict[str, set[str]]:
+    """Which of core's packages (and top-level modules) import which others, TYPE_CHECKING imports included."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        rel = path.relative_to(ROOT / "core").with_suffix("").parts
+        if rel == ("__init__",):
+            continue  # the package's front door re-exports; it is not a unit
+        unit = rel[0]
+        graph.setdefault(unit, set())
+        for _, module in imported_modules(path):
+            # ``from .. import errors`` imports the module engram.core.errors
+            names = [module] if module != "engram.core" else [f"engram.core.{n}" for n in _names_from(path, module)]
+            for name in names:
+                other = core_unit(name)
+                if other is not None and other != unit and other != "__init__":
+                    graph[unit].add(other)
+    return graph
+
+
+def _names_from(path: Path, package: str) -> list[str]:
+    """The names imported by ``from <package> import a, b`` statements of a file (relative ones resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    own = "engram." + ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.module:
+            base = own.split(".")
+            if ".".join(base[: len(base) - (node.level - 1)]) == package:
+                found += [alias.name for alias in node.names]
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one unit (Tarjan), each sorted; empty when acyclic."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_core_packages_import_each_other_without_a_cycle() -> None:
+    assert cycles(core_graph()) == []
+
+
+def test_the_cycle_check_catches_an_injected_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for package, imports in {"tools": "from ..recall import run\n", "recall": "from ..tools import reads\n",
+                             "store": "from .. import errors\n"}.items():
+        (tmp_path / "core" / package).mkdir(parents=True)
+        (tmp_path / "core" / package / "mod.py").write_text(imports)
+    (tmp_path / "core" / "errors.py").write_text("")
+    (tmp_path / "core" / "engine.py").write_text("from .tools import mod\nfrom typing import TYPE_CHECKING\n"
+                                                 "if TYPE_CHECKING:\n    from .engine import x\n")
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    assert cycles(core_graph()) == [["recall", "tools"]]
+    # An import only for type checking is an import too: engine → tools → engine.
+    (tmp_path / "core" / "tools" / "late.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                                          "    from ..engine import Engine\n")
+    (tmp_path / "core" / "errors.py").write_text("from .store import mod\n")
+    assert cycles(core_graph()) == [["engine", "recall", "tools"], ["errors", "store"]]
+
+
+def test_the_check_catches_lancedb_or_llama_cpp_in_the_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "window.py").write_text("import lancedb\n\ndef f():\n    from llama_cpp import Llama\n")
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    assert violations("app") == ["app/window.py:1 imports lancedb", "app/window.py:4 imports llama_cpp"]
 
 
 def test_the_check_catches_a_forbidden_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

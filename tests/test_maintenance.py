@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -157,7 +157,7 @@ def test_once_writes_go_quiet_the_versions_a_burst_kept_are_removed(tmp_path: Pa
     try:
         for i in range(40):  # a burst: its count-triggered passes must keep the last second's versions
             row = note_row(memory_id=f"{i:012d}", project="p", kind="note", type_="note", tags=[], title="",
-                           content=f"note {i}", vector=embedder.embed([f"note {i}"])[0], now=datetime.now(timezone.utc))
+                           content=f"note {i}", vector=embedder.embed([f"note {i}"])[0], now=datetime.now(UTC))
             writer.run(store.add_memories, [row], [])
         assert schedule.wait_idle(30)
         kept_by_the_burst = len(store.memories.list_versions())

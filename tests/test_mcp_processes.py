@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from engram.core.tools.registry import TOOLS
+from engram.core.catalog import TOOLS
 from engram.mcp.service_files import new_challenge, proves, read_info
 
 from .conftest import ENGRAM, wait_for, write_tree

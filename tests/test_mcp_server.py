@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 
 from engram.core import Engine
-from engram.core.tools.registry import TOOLS, call_model
+from engram.core.catalog import TOOLS, call_model
 from engram.mcp.server import EngineBackend, build_server, input_schema
 
 from .conftest import write_tree

@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from engram.core import Engine, Paths, Settings
 from engram.core.errors import ChecksumMismatch, ModelError
+from engram.core.events import ModelDownloaded, ModelDownloadFailed, ModelDownloadProgress
 from engram.core.manifest import ModelEntry, model_entry, resolve_model
 from engram.core.models.download import DiskFull, NetworkError, ServerError, download
 from engram.core.models.files import ModelFiles
 
+from .conftest import HashingEmbedder
 from .model_server import ModelServer
 
 SMOL = model_entry("smollm2-135m-instruct")
@@ -191,7 +194,7 @@ def test_unreachable_hosts_are_a_network_error(tmp_path: Path) -> None:
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux) to run out of space for real")
 def test_a_full_disk_says_so(tmp_path: Path, server: ModelServer) -> None:
     def full(path: Path, mode: str):  # the OS's own always-full device at the file seam
-        return open("/dev/full", "wb", buffering=0)  # noqa: SIM115
+        return open("/dev/full", "wb", buffering=0)
 
     with pytest.raises(DiskFull, match="No space left"):
         download(f"{server.url}/files/{SMOL.file}", tmp_path / SMOL.file, expected_sha256=SMOL.sha256, sink=full)
@@ -256,3 +259,20 @@ def test_cli_downloads_with_progress_and_lists_the_pinning(tmp_path: Path, serve
     missing = subprocess.run([sys.executable, "-m", "engram.app", "models", "verify", "qwen3.5-4b"], env=env,
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 1 and "engram models download qwen3.5-4b" in missing.stderr
+
+
+def test_a_download_through_the_engine_tells_its_progress_and_outcome(paths: Paths, server: ModelServer,
+                                                                      gguf: bytes) -> None:
+    settings = Settings.model_validate({"model": {"hub_url": server.url}})
+    with Engine(paths, settings, embedder=HashingEmbedder()) as engine:
+        seen: list[object] = []
+        engine.subscribe(seen.append)
+        engine.download_model(by_revision(server))
+        with pytest.raises(ChecksumMismatch):
+            engine.download_model(dataclasses.replace(by_revision(server), id="other", sha256="0" * 64))
+    progress = [e for e in seen if isinstance(e, ModelDownloadProgress)]
+    assert progress and progress[0].model == "local-test" and progress[-1].done == len(gguf)
+    ends = [e for e in seen if isinstance(e, (ModelDownloaded, ModelDownloadFailed))]
+    assert ends[0] == ModelDownloaded("local-test", len(gguf))
+    assert isinstance(ends[1], ModelDownloadFailed) and ends[1].model == "other"
+    assert ends[1].title == "Model file damaged" and "is untouched" in ends[1].message

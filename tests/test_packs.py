@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import pytest
@@ -156,13 +156,14 @@ def test_a_store_from_schema_1_gains_the_digests_table_and_keeps_its_data(tmp_pa
     folder = tmp_path / "w"
     store = writer.run(lambda: WorkspaceStore.open("w", folder, dimensions=384, embed_model="m",
                                                    read_consistency=timedelta(0), create=True))
+    from datetime import datetime
+
     import numpy as np
-    from datetime import datetime, timezone
 
     from engram.core.ingest.records import note_row
 
     row = note_row(memory_id="a" * 12, project="p", kind="note", type_="note", tags=[], title="", content="kept",
-                   vector=np.ones(384, dtype=np.float32) / np.sqrt(384), now=datetime.now(timezone.utc))
+                   vector=np.ones(384, dtype=np.float32) / np.sqrt(384), now=datetime.now(UTC))
     writer.run(store.upsert_memories, [row])
     import lancedb
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
+from datetime import UTC
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from engram.core import Engine, Paths, Settings
+from engram.core.catalog import PLAN_TOOLS
 from engram.core.errors import InvalidArgument
+from engram.core.recall.models import Evidence
 from engram.core.recall.plan import validate_plan
 from engram.core.recall.run import by_source_first, merge
-from engram.core.recall.models import Evidence
 from engram.core.tools.results import Memory
 
 from .conftest import HashingEmbedder, write_tree
@@ -62,7 +64,7 @@ def test_an_invalid_plan_is_refused_before_anything_runs(engine: Engine, fake_em
 def test_duplicate_steps_run_once() -> None:
     steps = validate_plan([{"tool": "search", "args": {"query": "a", "limit": 5}},
                            {"tool": "search", "args": {"limit": 5, "query": "a"}},
-                           {"tool": "search", "args": {"query": "b"}}])
+                           {"tool": "search", "args": {"query": "b"}}], PLAN_TOOLS)
     assert [(s.number, s.duplicate_of) for s in steps] == [(1, None), (2, 1), (3, None)]
 
 
@@ -142,9 +144,9 @@ def test_results_merge_by_key_round_robin_keeping_the_fullest_content(engine: En
 
 
 def test_merge_prefers_the_longer_content_and_unions_steps() -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    t = datetime(2026, 1, 1, tzinfo=UTC)
 
     def ev(step: int, content: str, key: str = "m1") -> Evidence:
         return Evidence(key=key, kind="memory", steps=[step], memory=Memory(
@@ -156,9 +158,9 @@ def test_merge_prefers_the_longer_content_and_unions_steps() -> None:
 
 
 def test_each_sources_best_chunk_comes_before_second_chunks_in_rank_order() -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    t = datetime(2026, 1, 1, tzinfo=UTC)
 
     def ev(key: str, source: str) -> Evidence:
         return Evidence(key=key, kind="memory", steps=[1], memory=Memory(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -53,7 +53,7 @@ def test_filters_restrict_every_channel(engine: Engine) -> None:
     assert [h.id for h in by_tag] == [ids["db"]]
     two_tags = engine.call("search", {"query": "LanceDB", "tags": ["decision", "style"]}).result.hits
     assert {h.id for h in two_tags} == {ids["db"], ids["tabs"]}
-    future = datetime.now(timezone.utc) + timedelta(days=1)
+    future = datetime.now(UTC) + timedelta(days=1)
     assert engine.call("search", {"query": "LanceDB", "since": future.isoformat()}).result.hits == []
     assert len(engine.call("search", {"query": "LanceDB", "until": future.isoformat()}).result.hits) >= 2
     assert engine.call("search", {"query": "LanceDB", "kind": "chunk"}).result.hits == []

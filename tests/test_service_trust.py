@@ -101,7 +101,7 @@ async def test_every_service_start_has_a_fresh_token_and_the_old_one_is_refused(
     tokens = []
     for _ in range(2):
         proc = subprocess.Popen([*ENGRAM, "service"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: read_info(data) and read_info(data).pid == proc.pid, 60, "the service to announce itself")
+        wait_for(lambda proc=proc: read_info(data) and read_info(data).pid == proc.pid, 60, "the service to announce itself")
         tokens.append((data / TOKEN_FILE).read_text().strip())
         if len(tokens) == 1:
             proc.terminate()

@@ -122,3 +122,17 @@ def test_nested_groups_work_in_the_file_the_environment_and_set(tmp_path: Path) 
         load_settings(file, {"ENGRAM_TAGGER_LOCAL_MODLE": "x"})
     reset_value(file, "tagger.local.n_ctx")
     assert "[tagger" not in file.read_text()
+
+
+def test_a_new_key_joins_its_table_where_the_file_splits_a_group(tmp_path: Path) -> None:
+    file = tmp_path / "settings.toml"
+    text = "[tagger]\nllm = true\n\n# searching\n[search]\nlimit = 5\n\n[tagger.local]\nn_ctx = 4096\n"
+    file.write_text(text)
+    set_value(file, "tagger.remote_model", "m")
+    set_value(file, "tagger.local.threads", "2")
+    written = text.replace("llm = true\n", 'llm = true\nremote_model = "m"\n') + "threads = 2\n"
+    assert file.read_text() == written
+    reset_value(file, "search.max_chars")  # not in the file: nothing changes
+    assert file.read_text() == written
+    loaded = load_settings(file, {}).settings.tagger
+    assert (loaded.llm, loaded.remote_model, loaded.local.n_ctx, loaded.local.threads) == (True, "m", 4096, 2)

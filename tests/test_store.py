@@ -15,11 +15,10 @@ from engram.core import Engine, Settings
 from engram.core.errors import InvalidArgument, SchemaTooNew, WorkspaceError
 from engram.core.paths import Paths
 from engram.core.store import WorkspaceStore, Writer
-from engram.core.store.workspace import NotOnWriter
 from engram.core.store.schema import SCHEMA_VERSION
+from engram.core.store.workspace import NotOnWriter
 
 from .conftest import HashingEmbedder
-
 
 WRITER = Writer()
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from engram.core import Engine
+from engram.core.catalog import TOOLS, args_model
 from engram.core.errors import InvalidArgument, NotFound, WorkspaceError
-from engram.core.tools.registry import TOOLS, args_model
 
 from .conftest import write_tree
 
@@ -170,3 +170,23 @@ def test_sources_show_relative_to_their_ingest_folder_and_both_forms_are_accepte
         "docs/guide.md"]
     out = engine.call("delete", {"source": "docs/guide.md"})
     assert out.result.source == absolute
+
+
+def test_a_source_under_a_dot_folder_round_trips_by_its_printed_name(engine: Engine, tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {".github/workflows/ci.yml": "name: ci\non: push\njobs:\n  lint: ruff check\n",
+                                          "README.md": "# Repo\n\nnothing about workflows"})
+    engine.call("ingest_path", {"path": str(root), "project": "repo"})
+    absolute = (root / ".github/workflows/ci.yml").resolve().as_posix()
+    printed = [s.path for s in engine.call("list_sources", {}).result.items]
+    assert printed == [".github/workflows/ci.yml", "README.md"]
+    assert ".github/workflows/ci.yml" in engine.call("search", {"query": "ruff check lint workflow"}).text
+    for name in (".github/workflows/ci.yml", "./.github/workflows/ci.yml"):
+        chunks = engine.call("file_chunks", {"source": name}).result
+        assert (chunks.source, chunks.path) == (absolute, ".github/workflows/ci.yml")
+        assert "ruff check" in chunks.items[0].content
+        assert engine.call("file_summary", {"source": name}).result.source == absolute
+    assert engine.call("list_sources", {"prefix": ".github/"}).result.total == 1
+    assert engine.call("list_sources", {"prefix": "./.github"}).result.total == 1
+    assert engine.call("list_sources", {"prefix": "."}).result.total == 2
+    with pytest.raises(NotFound):
+        engine.call("file_chunks", {"source": "github/workflows/ci.yml"})

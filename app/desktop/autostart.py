@@ -54,16 +54,22 @@ def _launch_agent(command: list[str]) -> bytes:
 
 def is_enabled(home: Path | None = None, platform: str = sys.platform) -> bool:
     if platform == "win32":
-        import winreg
-
-        try:
-            with winreg.OpenKey(winreg.HKEY_CURRENT_USER, r"Software\Microsoft\Windows\CurrentVersion\Run") as key:
-                winreg.QueryValueEx(key, "Engram")
-            return True
-        except OSError:
-            return False
+        return _windows_enabled()
     path = entry_path(home, platform)
     return path is not None and path.exists()
+
+
+def _windows_enabled() -> bool:
+    if sys.platform != "win32":  # winreg exists only there (so mypy checks the registry calls only there)
+        raise AssertionError("the Run key exists only on Windows")
+    import winreg
+
+    try:
+        with winreg.OpenKey(winreg.HKEY_CURRENT_USER, r"Software\Microsoft\Windows\CurrentVersion\Run") as key:
+            winreg.QueryValueEx(key, "Engram")
+        return True
+    except OSError:
+        return False
 
 
 def set_enabled(enabled: bool, *, command: list[str] | None = None, home: Path | None = None,
@@ -91,6 +97,8 @@ def set_enabled(enabled: bool, *, command: list[str] | None = None, home: Path |
 
 
 def _set_windows(enabled: bool, command: list[str]) -> None:
+    if sys.platform != "win32":  # winreg exists only there (so mypy checks the registry calls only there)
+        raise AssertionError("the Run key exists only on Windows")
     import subprocess
     import winreg
 

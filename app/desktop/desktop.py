@@ -20,7 +20,8 @@ from PySide6.QtWidgets import QFileDialog, QSystemTrayIcon
 from engram.core import Engine, EngramError, Paths
 from engram.core.errors import IngestError, InvalidArgument, NotFound, SettingsError
 from engram.core.settings_file import LoadedSettings, load_settings
-from engram.mcp.service import Service, ServiceRunning, ServiceUnavailable
+from engram.mcp.errors import ServiceUnavailable
+from engram.mcp.service import Service, ServiceRunning
 from engram.mcp.setup_clients import Client, Places, client_state
 
 from . import autostart
@@ -38,6 +39,8 @@ INPUT_ERRORS = (InvalidArgument, NotFound, IngestError, SettingsError)
 TRAY_RETRY_MS = 1000
 TRAY_RETRIES = 30
 SHUTDOWN_TIMEOUT_S = 10.0
+#: How long writes must pause before the counts are read again.
+RECOUNT_DELAY_MS = 2000
 
 
 class Desktop(QObject):
@@ -64,6 +67,12 @@ class Desktop(QObject):
         self._unsubscribe = self.engine.subscribe(self.jobs.engine_event)
         self.jobs.changed.connect(self._update_state)
         self.jobs.finished.connect(self._job_finished)
+        # Memories written by anyone (an agent storing one exchange at a time) are recounted once they go quiet.
+        self._recount = QTimer(self)
+        self._recount.setSingleShot(True)
+        self._recount.setInterval(RECOUNT_DELAY_MS)
+        self._recount.timeout.connect(self.refresh)
+        self.jobs.memories_changed.connect(lambda _workspace: self._recount.start())
         self.window = MainWindow(self)
         self.tray: Tray | None = None
         self.service: Service | None = None
@@ -170,7 +179,7 @@ class Desktop(QObject):
             if self._serving is not None:
                 try:
                     await asyncio.wait_for(asyncio.shield(self._serving), SHUTDOWN_TIMEOUT_S)
-                except (asyncio.TimeoutError, asyncio.CancelledError):
+                except (TimeoutError, asyncio.CancelledError):
                     logger.warning("the service did not stop within %.0f s", SHUTDOWN_TIMEOUT_S)
                 except Exception:  # the service's own failure: logged, the app still quits
                     logger.exception("the service stopped with an error")
@@ -201,8 +210,12 @@ class Desktop(QObject):
     def show_welcome(self) -> None:
         self.show_window()
         self.welcome = Welcome(self)
-        self.welcome.done_with.connect(lambda messages: [self.notify("Editors", m) for m in messages])
+        self.welcome.done_with.connect(self._notify_editors)
         self.welcome.open()
+
+    def _notify_editors(self, messages: list[str]) -> None:
+        for message in messages:
+            self.notify("Editors", message)
 
     def choose_folder_to_ingest(self) -> None:
         """Ask for a folder (a non-modal dialog: no nested event loop) and ingest it."""
@@ -300,7 +313,10 @@ class Desktop(QObject):
                     warning=isinstance(exc, INPUT_ERRORS))
 
     def _job_finished(self, job: Job) -> None:
-        if job.error is not None:
+        if job.error is not None and job.external:
+            # The editor that asked was told why; here it is news, not the app's own failure.
+            self.notify("An editor's ingest stopped", f"{job.error.title}: {job.error.message}", warning=True)
+        elif job.error is not None:
             if job.kind != "recall":  # a recall's error is shown where it was asked
                 self._fail(job.error)
         elif job.kind == "ingest" and job.result is not None:

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from engram.mcp.setup_clients import CLIENTS, Client, Places, SetupError, client_state, configure, launcher_command, launcher_env
+from engram.mcp.setup_clients import (
+    CLIENTS,
+    Client,
+    Places,
+    SetupError,
+    client_state,
+    configure,
+    launcher_command,
+    launcher_env,
+)
 
 if TYPE_CHECKING:
     from .desktop import Desktop

@@ -2,9 +2,10 @@
 
 The Qt thread never waits on the engine. ``Jobs.submit`` runs a callable on a small thread pool and
 reports through Qt signals, which Qt delivers on the thread of whoever listens (the Qt thread).
-Ingest progress comes from the engine's events: an event raised on one of our workers updates that
-worker's job; one raised on another thread (an editor's ingest through the service) becomes an
-``external`` job, so the tray shows that indexing too.
+Ingests are followed through the engine's events: an ingest that starts on one of our workers is that
+worker's job; one that starts on another thread (an editor's ingest through the service) becomes an
+``external`` job, so the tray shows that indexing too, and it ends on the ingest's finished or failed
+event. Writes and deletions by anyone are passed on as ``memories_changed``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ from typing import Any, Literal
 from PySide6.QtCore import QObject, Signal
 
 from engram.core import EngramError
-from engram.core.ingest.pipeline import IngestProgress
+from engram.core.events import (
+    EngineEvent,
+    IngestFailed,
+    IngestFinished,
+    IngestProgressed,
+    IngestStarted,
+    MemoriesDeleted,
+    MemoriesWritten,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +65,7 @@ class Jobs(QObject):
 
     changed = Signal(object)  # Job
     finished = Signal(object)  # Job, once, when it ends (``error`` set when it failed)
+    memories_changed = Signal(str)  # a workspace whose memories were written or deleted (by anyone)
 
     def __init__(self, workers: int = 2, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -63,7 +73,8 @@ class Jobs(QObject):
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._jobs: dict[int, Job] = {}
-        self._by_thread: dict[int, int] = {}
+        self._by_thread: dict[int, int] = {}  # our workers' threads → their jobs
+        self._by_ingest: dict[str, int] = {}  # ingests in progress → their jobs
         self._handlers: dict[int, Callable[[Job], None]] = {}
         # Emitted on a worker, delivered here on the Qt thread (this object lives there).
         self.finished.connect(self._dispatch)
@@ -83,9 +94,11 @@ class Jobs(QObject):
             thread = threading.get_ident()
             with self._lock:
                 self._by_thread[thread] = job.id
+            def report(done: int, total: int, detail: str = "") -> None:
+                self._update(job.id, done=done, total=total, detail=detail)
+
             try:
-                result = work(lambda done, total, detail="": self._update(job.id, done=done, total=total,
-                                                                          detail=detail))
+                result = work(report)
             except EngramError as exc:
                 self._finish(job.id, error=exc)
             except Exception as exc:  # the top-level handler of a worker: the window must hear of it
@@ -101,24 +114,35 @@ class Jobs(QObject):
         self._pool.submit(run)
         return job
 
-    def engine_event(self, event: object) -> None:
-        """An engine listener (any thread): ingest progress updates the job of the thread that raised it."""
-        if not isinstance(event, IngestProgress):
-            return
-        thread = threading.get_ident()
-        with self._lock:
-            job_id = self._by_thread.get(thread)
-            if job_id is None:  # an ingest that an editor started through the service
-                job = Job(next(self._ids), "ingest", "Indexing (requested by an editor)", external=True)
-                self._jobs[job.id] = job
-                self._by_thread[thread] = job_id = job.id
-        detail = f"{event.files_done:,} of {event.files_total:,} files, {event.chunks:,} chunks"
-        self._update(job_id, done=event.files_done, total=event.files_total, detail=detail)
-        job = self.get(job_id)
-        if job is not None and job.external and event.files_done >= event.files_total:
+    def engine_event(self, event: EngineEvent) -> None:
+        """An engine listener (any thread): follows every ingest as a job and passes on memory changes."""
+        if isinstance(event, (MemoriesWritten, MemoriesDeleted)):
+            self.memories_changed.emit(event.workspace)
+        elif isinstance(event, IngestStarted):
             with self._lock:
-                self._by_thread.pop(thread, None)
-            self._finish(job_id, result=None)
+                job_id = self._by_thread.get(threading.get_ident())
+                if job_id is None:  # an ingest that an editor started through the service
+                    job = Job(next(self._ids), "ingest", "Indexing (requested by an editor)", external=True)
+                    self._jobs[job.id] = job
+                    job_id = job.id
+                self._by_ingest[event.ingest] = job_id
+        elif isinstance(event, IngestProgressed):
+            with self._lock:
+                job_id = self._by_ingest.get(event.ingest)
+            if job_id is not None:
+                p = event.progress
+                detail = f"{p.files_done:,} of {p.files_total:,} files, {p.chunks:,} chunks"
+                self._update(job_id, done=p.files_done, total=p.files_total, detail=detail)
+        elif isinstance(event, (IngestFinished, IngestFailed)):
+            with self._lock:
+                job_id = self._by_ingest.pop(event.ingest, None)
+                ended = self._jobs.get(job_id) if job_id is not None else None
+            if ended is None or not ended.external:
+                return  # our own job ends when its work returns or raises
+            if isinstance(event, IngestFailed):
+                self._finish(ended.id, error=EngramError(event.message, title=event.title))
+            else:
+                self._finish(ended.id, result=None)
 
     def _dispatch(self, job: Job) -> None:
         handler = self._handlers.pop(job.id, None)

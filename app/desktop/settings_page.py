@@ -13,8 +13,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton,
-    QScrollArea, QVBoxLayout, QWidget,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
 )
 
 from engram.core import EngramError
@@ -25,7 +35,7 @@ from engram.core.settings import GROUPS, describe_key, split_key
 from engram.core.settings_file import env_name, reset_value, set_value
 
 from .. import keys
-from .jobs import Job
+from .jobs import Job, JobKind
 
 if TYPE_CHECKING:
     from .desktop import Desktop
@@ -76,8 +86,8 @@ class SettingRow(QWidget):
             combo.addItems([str(a) for a in typing.get_args(annotation)] if choices is None else choices)
             combo.setEditable(choices is not None)
             combo.activated.connect(lambda _i: self.save(combo.currentText()))
-            if combo.isEditable():
-                combo.lineEdit().editingFinished.connect(lambda: self.save(combo.currentText()))
+            if (typed := combo.lineEdit()) is not None:  # an editable combo box has one
+                typed.editingFinished.connect(lambda: self.save(combo.currentText()))
         else:
             self.editor = line = QLineEdit()
             line.editingFinished.connect(lambda: self.save(line.text()))
@@ -121,14 +131,6 @@ class SettingRow(QWidget):
             notes.append("Applies after Engram restarts.")
         self.note.setText(" ".join(notes))
         self.note.setVisible(bool(notes))
-
-    def current_text(self) -> str:
-        if isinstance(self.editor, QCheckBox):
-            return "true" if self.editor.isChecked() else "false"
-        if isinstance(self.editor, QComboBox):
-            return self.editor.currentText()
-        assert isinstance(self.editor, QLineEdit)
-        return self.editor.text()
 
     def save(self, text: str) -> None:
         if self._loading:
@@ -286,19 +288,20 @@ class SettingsPage(QWidget):
         except EngramError as exc:
             self.model_state.setText(exc.message)
             return
-        files = self.desktop.engine.model_files()
+        engine = self.desktop.engine
+        files = engine.model_files()
         self.model_progress.setRange(0, 0)
         self.model_progress.show()
 
         def work(report: Any) -> str:
             if action == "download":
-                got = files.download(entry, progress=lambda p: report(p.done, p.total, _rate(p)))
+                got = engine.download_model(entry, progress=lambda p: report(p.done, p.total, _rate(p)))
                 return f"{entry.id} downloaded and verified ({got.size:,} bytes)."
             if action == "verify":
                 return f"{entry.id} matches its SHA256 ({files.verify(entry)})."
             return f"{entry.id} {'removed' if files.remove(entry) else 'was not downloaded'}."
 
-        kind = "download" if action == "download" else "task"
+        kind: JobKind = "download" if action == "download" else "task"
         job = self.desktop.jobs.submit(kind, f"{action.capitalize()} {entry.id}", work, on_done=self._model_done)
         self._model_job = job.id
         self.desktop.jobs.changed.connect(self._model_progress)

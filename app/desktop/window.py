@@ -37,7 +37,7 @@ class MainWindow(QMainWindow):
     def show_service(self, text: str) -> None:
         self.service_label.setText(text)
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self.desktop.tray is not None:
             event.ignore()  # the tray stays; Quit is in its menu
             self.hide()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,8 @@ _F32_TENSORS = ("position_embd.weight", "token_types.weight")
 _SKIPPED = ("embeddings.position_ids", "pooler.dense.weight", "pooler.dense.bias")
 
 
-def _read_json(path: Path) -> dict:
+def _read_json(path: Path) -> Any:
+    """The JSON document in ``path`` (an object or a list, as the model's files hold)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:

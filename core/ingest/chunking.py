@@ -213,7 +213,7 @@ def summarize(text: str, fmt: str, limit: int = 300) -> str:
     sections = _sections(lines, fmt)
     code = fmt in ("python", "javascript")
     title = "" if code else next((s.title.split(" > ")[0] for s in sections if s.title), "")
-    prose = []
+    prose: list[str] = []
     for line in lines:
         stripped = line.strip()
         if not stripped or _RST_ADORNMENT.match(stripped) or stripped.startswith(("#", "..", ":", "import ", "from ")):

@@ -69,7 +69,7 @@ def _compiles(pattern: str) -> bool:
     return True
 
 
-def _spec_for(folder: Path) -> pathspec.PathSpec | None:
+def _spec_for(folder: Path) -> pathspec.GitIgnoreSpec | None:
     ignore = folder / ".gitignore"
     try:
         lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -84,7 +84,7 @@ def _spec_for(folder: Path) -> pathspec.PathSpec | None:
         return pathspec.GitIgnoreSpec.from_lines(kept)
 
 
-def _patterns(patterns: list[str], *, setting: bool) -> pathspec.PathSpec:
+def _patterns(patterns: list[str], *, setting: bool) -> pathspec.GitIgnoreSpec:
     """``patterns`` compiled; one that is no .gitignore pattern is refused, named.
 
     Raises:
@@ -109,7 +109,7 @@ def _shown(path: Path) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
+def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.GitIgnoreSpec]]) -> bool:
     candidate = rel + "/" if is_dir else rel
     for base, spec in specs:
         if base and not candidate.startswith(base + "/"):
@@ -151,7 +151,7 @@ def list_files(target: Path, *, max_bytes: int, use_gitignore: bool, exclude: li
     if not root.is_dir():
         raise IngestError(f"{target} is neither a file nor a folder.")
 
-    specs: list[tuple[str, pathspec.PathSpec]] = [("", extra)] if extra else []
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = [("", extra)] if extra else []
     for folder, dirs, files in os.walk(root, followlinks=False, onerror=lambda e: listing.skipped.append(
             Skip(str(e.filename), f"cannot open folder ({e.strerror})"))):
         here = Path(folder)

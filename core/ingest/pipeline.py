@@ -11,11 +11,12 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..embedding import Embedder
+from ..events import IngestProgress
 from ..fileio import sha256_text
 from ..settings import IngestSettings
 from ..store import WorkspaceStore, Writer
@@ -28,16 +29,6 @@ from .records import chunk_rows, embedding_text
 logger = logging.getLogger(__name__)
 
 _BATCH_FILES = 24
-
-
-@dataclass(frozen=True)
-class IngestProgress:
-    """Pushed after each batch: how far an ingest is."""
-
-    files_done: int
-    files_total: int
-    chunks: int
-    elapsed: float
 
 
 @dataclass
@@ -53,10 +44,6 @@ class IngestReport:
     chunks_written: int = 0
     skipped: list[Skip] = field(default_factory=list)
     seconds: float = 0.0
-
-    @property
-    def chunks_per_second(self) -> float:
-        return self.chunks_written / self.seconds if self.seconds else 0.0
 
 
 @dataclass(frozen=True)
@@ -144,7 +131,7 @@ ChunkTagger = Callable[[list[str]], list[list[str]]]
 def _write_batch(store: WorkspaceStore, writer: Writer, embedder: Embedder, batch: Sequence[_Pending], *,
                  project: str, kind: str, root: str, tags: Sequence[str], settings: IngestSettings,
                  title: str = "", tagger: ChunkTagger | None = None) -> int:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     per_source = []
     texts: list[str] = []
     for item in batch:

@@ -51,10 +51,6 @@ def deterministic_tags(kind: str, fmt: str = "", source: str = "") -> list[str]:
     return tags
 
 
-def is_system_tag(tag: str) -> bool:
-    return ":" in tag
-
-
 class Classification(BaseModel):
     type: str = Field(min_length=1, max_length=30)
     domain: str = Field(min_length=1, max_length=40)
@@ -93,7 +89,9 @@ def classify(provider: Any, texts: list[str], *, deadline: float) -> list[Classi
 
 
 def model_tags(c: Classification) -> list[str]:
-    slug = lambda s: re.sub(r"[^a-z0-9-]+", "-", s.strip().lower()).strip("-")[:30]  # noqa: E731
+    def slug(s: str) -> str:
+        return re.sub(r"[^a-z0-9-]+", "-", s.strip().lower()).strip("-")[:30]
+
     return [t for t in [f"domain:{slug(c.domain)}", *(f"topic:{slug(t)}" for t in c.topics)] if not t.endswith(":")]
 
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 import httpx
 
@@ -64,11 +64,12 @@ class Downloaded:
 
 
 ProgressFn = Callable[[Progress], None]
-Sink = Callable[[Path, str], BinaryIO]
+PartMode = Literal["ab", "wb"]  # a partial file is appended to (a resumed download) or started afresh
+Sink = Callable[[Path, PartMode], BinaryIO]
 
 
-def _open_part(path: Path, mode: str) -> BinaryIO:
-    return open(path, mode)  # noqa: SIM115 (closed by the caller)
+def _open_part(path: Path, mode: PartMode) -> BinaryIO:
+    return open(path, mode)
 
 
 def _hub_sha256(headers: httpx.Headers) -> str | None:

@@ -11,7 +11,7 @@ import importlib.util
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,14 +78,15 @@ class ModelFiles:
 
     def _pins(self) -> dict[str, Any]:
         try:
-            return json.loads((self.dir / PINS).read_text(encoding="utf-8"))
+            pins: dict[str, Any] = json.loads((self.dir / PINS).read_text(encoding="utf-8"))
+            return pins
         except (OSError, ValueError):
             return {}
 
     def _record(self, entry: ModelEntry, got: Downloaded, source: str) -> None:
         pins = self._pins()
         pins[entry.id] = {"sha256": got.sha256, "size": got.size, "revision": entry.revision, "source": source,
-                          "verified_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                          "verified_at": datetime.now(UTC).isoformat(timespec="seconds")}
         atomic_write_bytes(self.dir / PINS, json.dumps(pins, indent=2, sort_keys=True).encode())
 
     def expected_sha256(self, entry: ModelEntry) -> str | None:
@@ -94,7 +95,8 @@ class ModelFiles:
             return entry.sha256
         pin = self._pins().get(entry.id)
         if pin and (not entry.revision or pin.get("revision") == entry.revision):
-            return pin["sha256"]
+            sha256: str = pin["sha256"]
+            return sha256
         return None
 
     # ------------------------------------------------------------------- status
@@ -108,7 +110,7 @@ class ModelFiles:
         memory = total_memory_mb()
         available = memory is None or entry.min_memory_mb <= memory
         note = ""
-        if not available:
+        if memory is not None and not available:
             note = f"needs {entry.min_memory_mb / 1024:.0f} GB of memory; this computer has {memory / 1024:.0f} GB"
         elif entry.pinning == "revision" and present and expected is None:
             note = "present but never verified against the hub: download it again to verify"

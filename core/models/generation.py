@@ -126,7 +126,7 @@ class LoadedModel:
         prompt = self.prompt(messages)
         grammar = None
         if json_schema is not None:
-            from llama_cpp import LlamaGrammar
+            from llama_cpp.llama_grammar import LlamaGrammar
 
             grammar = LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False)
         prompt_tokens = len(self.llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))

@@ -48,7 +48,7 @@ def run_tool(command: list[str], timeout: float = 5.0) -> str | None:
 
 def parse_nvidia_smi(text: str) -> list[Gpu]:
     """``nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader,nounits``."""
-    gpus = []
+    gpus: list[Gpu] = []
     for line in text.splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) >= 3 and parts[0].isdigit():
@@ -70,7 +70,7 @@ def parse_system_profiler(text: str, system_memory_mb: int | None) -> list[Gpu]:
         items = json.loads(text).get("SPDisplaysDataType", [])
     except ValueError:
         return []
-    gpus = []
+    gpus: list[Gpu] = []
     for i, item in enumerate(items):
         name = item.get("sppci_model") or item.get("_name") or "GPU"
         vendor_text = (item.get("sppci_vendor") or item.get("spdisplays_vendor") or "").lower()
@@ -91,7 +91,7 @@ _LSPCI = re.compile(r"^(?P<slot>[0-9a-f:.]+) (?:VGA compatible controller|3D con
 
 def parse_lspci(text: str, vram_mb: Callable[[str], int | None]) -> list[Gpu]:
     """``lspci -nn`` lines of display controllers; ``vram_mb(slot)`` reads dedicated memory (sysfs)."""
-    gpus = []
+    gpus: list[Gpu] = []
     for line in text.splitlines():
         m = _LSPCI.match(line.strip())
         if not m:
@@ -144,7 +144,7 @@ def parse_windows_cim(text: str) -> list[Gpu]:
     except ValueError:
         return []
     items = data if isinstance(data, list) else [data]
-    gpus = []
+    gpus: list[Gpu] = []
     for item in items:
         name = str(item.get("Name") or "GPU")
         maker = str(item.get("AdapterCompatibility") or "").lower()

@@ -16,7 +16,7 @@ import ipaddress
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -139,7 +139,7 @@ class OpenAICompatibleProvider:
             usage = data.get("usage") or {}
         except (ValueError, KeyError, IndexError) as exc:
             raise ModelError(f"{self.name} sent an answer Engram cannot read ({exc}).") from exc
-        stopped = "stop" if choice.get("finish_reason") in (None, "stop") else "length"
+        stopped: Literal["stop", "length"] = "stop" if choice.get("finish_reason") in (None, "stop") else "length"
         return Completion(text, int(usage.get("completion_tokens", 0)), int(usage.get("prompt_tokens", 0)), stopped,
                           round(time.monotonic() - started, 4), None)
 

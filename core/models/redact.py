@@ -10,6 +10,7 @@ secrets ("reset your password", "token count", ``PASSWORD_MIN_LENGTH = 8``) stay
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -49,7 +50,7 @@ def redact(text: str) -> Redacted:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
     found: dict[str, int] = {}
 
-    def sub(kind: str) -> object:
+    def sub(kind: str) -> Callable[[re.Match[str]], str]:
         def replace(_: re.Match[str]) -> str:
             found[kind] = found.get(kind, 0) + 1
             return f"[REDACTED:{kind}]"
@@ -57,7 +58,7 @@ def redact(text: str) -> Redacted:
         return replace
 
     for kind, pattern in _PATTERNS:
-        text = pattern.sub(sub(kind), text)  # type: ignore[arg-type]
+        text = pattern.sub(sub(kind), text)
 
     def assignment(m: re.Match[str]) -> str:
         value = m.group("quoted") or m.group("bare") or ""

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..errors import EngramError
 from ..manifest import resolve_model
+from ..paths import Paths
+from ..settings import Settings
+from .files import ModelFiles
 from .providers import is_local_inference
 
 
-def inference_state(engine: Any) -> str:
+def inference_state(settings: Settings, paths: Paths) -> str:
     """One line for status: whether recall's local model path is on, and if not, why (no file hashing)."""
-    settings = engine.settings
     if not settings.recall.llm:
         return "off (recall.llm is false)"
     provider, url = settings.tagger.llm_provider, settings.tagger.base_url
@@ -23,7 +23,7 @@ def inference_state(engine: Any) -> str:
         entry = resolve_model(settings.tagger.local.model)
     except EngramError as exc:
         return f"off: {exc.message}"
-    status = engine.model_files().status(entry)
+    status = ModelFiles(paths.models_dir, settings.model.hub_url).status(entry)
     if not status.present:
         return f"off: {entry.id} is not on this computer (`engram models download {entry.id}`)"
     return f"on: {entry.id} on this computer ({status.pinning})"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,8 @@ from ..errors import EngramError, ModelError
 from ..models.generation import DeadlineExceeded
 from ..models.providers import Provider, is_local_inference
 from ..models.redact import redact
-from .plan import PlanStep, validate_plan
+from ..settings import Settings
+from .plan import PlanStep, PlanTools, validate_plan
 
 #: The arguments a planner can know from the question alone (no filters it would have to guess).
 KNOWABLE = {"search": ("query", "project"), "get_memory": ("ids",), "neighbors": ("id",),
@@ -57,10 +59,12 @@ class ModelPath:
     dropped_steps: int = 0
 
 
-def gate(engine: Any) -> ModelPath:
-    """Whether recall may use a model now: on, local, present. Off with a reason otherwise (never downloads)."""
+def gate(settings: Settings, provider_for: Callable[[str], Provider]) -> ModelPath:
+    """Whether recall may use a model now: on, local, present. Off with a reason otherwise (never downloads).
+
+    ``provider_for(role)`` gives the helper model's provider (it raises ``EngramError`` when it is not usable).
+    """
     path = ModelPath()
-    settings = engine.settings
     if not settings.recall.llm:
         return path
     provider, url = settings.tagger.llm_provider, settings.tagger.base_url
@@ -70,15 +74,15 @@ def gate(engine: Any) -> ModelPath:
                           "recall answered without it.")
         return path
     try:
-        path.provider = engine.provider("helper")
+        path.provider = provider_for("helper")
     except EngramError as exc:
         path.notes.append(f"note: recall.llm is on, but the helper model is not usable ({exc.message}); recall "
                           "answered without it.")
     return path
 
 
-def plan(provider: Provider, question: str, projects: list[str], deadline: float,
-         path: ModelPath) -> list[dict[str, Any]]:
+def plan(provider: Provider, question: str, projects: list[str], deadline: float, path: ModelPath,
+         tools: PlanTools) -> list[dict[str, Any]]:
     """Steps the model proposes (validated; invalid ones dropped and counted). ``[]`` on any failure, with a note."""
     system = ("You plan reads for a personal memory search engine. Split the question into its separate parts and "
               "give one `search` step per part, with a short query in plain words. Use get_memory/neighbors only with "
@@ -107,7 +111,7 @@ def plan(provider: Provider, question: str, projects: list[str], deadline: float
             continue
         args = {k: v for k, v in item.items() if k in KNOWABLE[tool] and v not in (None, "", [])}
         try:
-            validate_plan([PlanStep(tool=tool, args=args)])
+            validate_plan([PlanStep(tool=tool, args=args)], tools)
         except EngramError:
             path.dropped_steps += 1
             continue

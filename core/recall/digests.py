@@ -15,15 +15,19 @@ from __future__ import annotations
 
 import hashlib
 import re
+import weakref
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from typing import Any
 
+from ..models.providers import Provider
+from ..settings import Settings
 from ..store import WorkspaceStore, Writer
 from ..store import filters as sql
 from ..store.schema import ENTITY_PREFIX
+from ..tools.scope import Scope
 
 LEVELS = ("source", "entity", "scope", "workspace")
 ENTITY_MIN_MENTIONS = 3
@@ -90,16 +94,18 @@ def _sentences_with(text: str, name: str) -> list[str]:
     return [" ".join(s.split())[:200] for s in found]
 
 
-_refreshed: dict[int, tuple[int, ...]] = {}
+# The table versions each live store's digests were last refreshed at. Keyed by the store, weakly: an entry goes
+# with its store (at most one per live store), and a new store at a dropped one's address starts unrefreshed.
+_refreshed: weakref.WeakKeyDictionary[WorkspaceStore, tuple[int, ...]] = weakref.WeakKeyDictionary()
 
 
-def ensure_digests(scope: Any) -> None:
+def ensure_digests(scope: Scope) -> None:
     """Refresh the digests of ``scope``'s store when its tables changed since this process last did."""
     store = scope.store
     versions = (store.memories.version, store.sources.version, store.edges.version)
-    if _refreshed.get(id(store)) != versions:
-        refresh_digests(store, scope.writer, summarize=model_summarizer(scope.engine))
-        _refreshed[id(store)] = (store.memories.version, store.sources.version, store.edges.version)
+    if _refreshed.get(store) != versions:
+        refresh_digests(store, scope.writer, summarize=model_summarizer(scope.settings, scope.provider))
+        _refreshed[store] = (store.memories.version, store.sources.version, store.edges.version)
 
 
 Summarize = Callable[[str, str], "str | None"]
@@ -107,9 +113,13 @@ SUMMARY_SCHEMA = {"type": "object", "additionalProperties": False, "required": [
                   "properties": {"summary": {"type": "string", "maxLength": 500}}}
 
 
-def model_summarizer(engine: Any, seconds: float = 30.0) -> Summarize | None:
-    """With ``summarizer.enabled``, a function asking the helper model for a source's summary (None otherwise)."""
-    if not engine.settings.summarizer.enabled:
+def model_summarizer(settings: Settings, provider_for: Callable[[str], Provider],
+                     seconds: float = 30.0) -> Summarize | None:
+    """With ``summarizer.enabled``, a function asking the helper model for a source's summary (None otherwise).
+
+    ``provider_for(role)`` gives the helper model's provider; a failing one leaves the summary out.
+    """
+    if not settings.summarizer.enabled:
         return None
 
     def summarize(title: str, text: str) -> str | None:
@@ -120,7 +130,7 @@ def model_summarizer(engine: Any, seconds: float = 30.0) -> Summarize | None:
         from ..models.redact import redact
 
         try:
-            provider = engine.provider("summarizer")
+            provider = provider_for("summarizer")
             out = provider.complete(
                 [{"role": "system", "content": "Summarise the document in at most three sentences: what it is about "
                                                "and what it is for. Reply with JSON."},
@@ -139,7 +149,7 @@ def refresh_digests(store: WorkspaceStore, writer: Writer, summarize: Summarize 
     Raises:
         StoreError: the store cannot be read or written.
     """
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     existing = {d["id"]: d for d in store.scan(store.digests, None, ["id", "children_hash"])}
     rows: list[dict[str, Any]] = []
     keep: set[str] = set()
@@ -186,8 +196,8 @@ def refresh_digests(store: WorkspaceStore, writer: Writer, summarize: Summarize 
     for name in popular:
         ids = sorted(by_entity[name])
         where = list(dict.fromkeys(all_sources[i][0] or "notes" for i in ids if i in all_sources))
-        projects = Counter(all_sources[i][1] for i in ids if i in all_sources)
-        project = projects.most_common(1)[0][0] if projects else ""
+        in_projects = Counter(all_sources[i][1] for i in ids if i in all_sources)
+        project = in_projects.most_common(1)[0][0] if in_projects else ""
         texts = [memory_rows[i]["content"] for i in ids[:3] if i in memory_rows]
         emit("entity", name, project, name, ids,
              lambda name=name, where=where, ids=ids, texts=texts: _compose_entity(

@@ -8,6 +8,10 @@ from pydantic import BaseModel, Field
 
 from ..tools.results import Fact, Memory, SearchResult, SourceInfo
 
+#: Where a recall's plan came from: the caller, the local model, the question alone (the model proposed
+#: nothing), or no plan at all.
+PlanSource = Literal["caller", "model", "question", "none"]
+
 
 class StepReport(BaseModel):
     """One plan step as it ran: how many results it gave, or its error."""
@@ -43,7 +47,7 @@ class Evidence(BaseModel):
 class RecallResult(BaseModel):
     question: str
     planned: bool = Field(description="Whether a plan ran; without one, `search` holds the plain search.")
-    plan_source: Literal["caller", "model", "question", "none"] = "none"
+    plan_source: PlanSource = "none"
     steps: list[StepReport] = Field(default_factory=list)
     items: list[Evidence] = Field(default_factory=list)
     search: SearchResult | None = None

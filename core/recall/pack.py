@@ -20,10 +20,10 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..retrieval.search import Filters, SearchParams, hybrid_search
-from ..tools.datetimes import UtcDatetime
-from ..tools.reads import prepared_vector
 from ..store import filters as sql
 from ..store.schema import ENTITY_PREFIX
+from ..tools.datetimes import UtcDatetime
+from ..tools.reads import prepared_vector
 from ..tools.scope import Scope
 from .digests import digest_id, ensure_digests
 
@@ -114,9 +114,9 @@ def covers(digest: dict[str, Any], memory: dict[str, Any], mentioned: dict[str, 
     if level == "workspace":
         return True
     if level == "scope":
-        return memory["project"] == digest["key"]
+        return bool(memory["project"] == digest["key"])
     if level == "source":
-        return memory["source"] == digest["key"]
+        return bool(memory["source"] == digest["key"])
     return memory["id"] in mentioned.get(digest["key"], set())
 
 
@@ -175,7 +175,7 @@ def context_pack(scope: Scope, request: PackRequest, tokenizer: Tokenizer | None
     vector, withheld = prepared_vector(scope, request.run, request.query)
     outcome = hybrid_search(scope.store, scope.embedder_or_none(), request.query, filters, params, vector=vector,
                             withheld=withheld)
-    warnings += outcome.warnings
+    warnings += outcome.warning_lines
     rows = [PackItem(kind="memory", id=h.row["id"], row=h.row, score=round(h.score, 6), sources=list(h.channels),
                      tokens=0) for h in outcome.hits]
     top = rows[: cfg.limit]
@@ -190,7 +190,7 @@ def context_pack(scope: Scope, request: PackRequest, tokenizer: Tokenizer | None
             digest_id("scope", r.row["project"]) for r in top)) or [])
         levels["workspace"] = lambda: _digest_items(scope, [digest_id("workspace", scope.store.name)])
 
-    chosen = request.altitude
+    chosen: str = request.altitude
     if request.altitude == "auto":
         chosen = "workspace"
         for level in ("entity", "entity-digests", "scope"):

@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InvalidArgument
-from ..tools.registry import TOOLS, args_model, describe_validation_error
+from ..tools.spec import Tool, args_model, describe_validation_error
 
 MAX_STEPS = 8
 #: The reads whose results are evidence. Writes, navigation and diagnostics are never steps.
 EVIDENCE_TOOLS = ("search", "get_memory", "neighbors", "file_chunks", "file_summary", "list_sources", "kg_query")
 _NOT_ARGS = {"workspace": "the workspace is the recall's own, not a step's",
              "max_chars": "output size is recall's single max_chars budget, not a step's"}
+
+
+@dataclass(frozen=True)
+class PlanTools:
+    """What a plan's steps may call, given by the tool catalog: the evidence reads by name, and every other
+    tool's name with whether it writes (so that a refused step can say what it names)."""
+
+    reads: Mapping[str, Tool]
+    others: Mapping[str, bool]
 
 
 class PlanStep(BaseModel):
@@ -42,8 +52,9 @@ class Step:
         return self.tool + json.dumps(self.args, sort_keys=True, default=str)
 
 
-def validate_plan(plan: list[PlanStep] | list[dict[str, Any]]) -> list[Step]:
-    """Check every step; return them in order, a repeat marked ``duplicate_of`` its first copy (it runs once).
+def validate_plan(plan: list[PlanStep] | list[dict[str, Any]], tools: PlanTools) -> list[Step]:
+    """Check every step against ``tools``; return them in order, a repeat marked ``duplicate_of`` its first copy
+    (it runs once).
 
     Raises:
         InvalidArgument: more than eight steps, or a step with an unknown tool, a write or diagnostic tool,
@@ -59,19 +70,21 @@ def validate_plan(plan: list[PlanStep] | list[dict[str, Any]]) -> list[Step]:
     for number, raw in enumerate(plan, start=1):
         step = raw if isinstance(raw, PlanStep) else _parse(number, raw)
         where = f"Plan step {number} ({step.tool})"
-        if step.tool not in TOOLS:
-            raise InvalidArgument(f"{where}: unknown tool. Steps may use: {', '.join(EVIDENCE_TOOLS)}.")
-        if step.tool not in EVIDENCE_TOOLS:
-            kind = "a write" if TOOLS[step.tool].write else "not an evidence read"
+        allowed = ", ".join(tools.reads)
+        if step.tool not in tools.reads and step.tool not in tools.others:
+            raise InvalidArgument(f"{where}: unknown tool. Steps may use: {allowed}.")
+        if step.tool not in tools.reads:
+            kind = "a write" if tools.others[step.tool] else "not an evidence read"
             raise InvalidArgument(f"{where}: {step.tool} is {kind}, so it cannot be a recall step. "
-                                  f"Steps may use: {', '.join(EVIDENCE_TOOLS)}.")
+                                  f"Steps may use: {allowed}.")
         for name, why in _NOT_ARGS.items():
             if name in step.args:
                 raise InvalidArgument(f"{where}: '{name}' is not a step argument ({why}).")
+        model_type = args_model(tools.reads[step.tool])
         try:
-            model = args_model(step.tool).model_validate(step.args)
+            model = model_type.model_validate(step.args)
         except ValidationError as exc:
-            accepted = list(args_model(step.tool).model_fields)
+            accepted = list(model_type.model_fields)
             problem = describe_validation_error(step.tool, exc, accepted=accepted).removeprefix(f"{step.tool}: ")
             raise InvalidArgument(f"{where}: {problem}") from None
         checked = Step(number, step.tool, model.model_dump(exclude_unset=True))

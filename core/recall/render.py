@@ -12,6 +12,7 @@ from ..tools.formats import SEP, format_search, memory_meta
 from ..tools.render import Block, query_terms, render_blocks
 from .models import Evidence, RecallResult, StepReport
 
+
 def _short(value: Any, limit: int = 60) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Annotated
@@ -17,12 +18,12 @@ from pydantic import BaseModel, Field
 
 from ..errors import EngramError
 from ..tools import reads
-from ..tools.registry import TOOLS
 from ..tools.results import FactList, FileChunks, MemoryList, NeighborList, SearchResult, SourceInfo, SourceList
 from ..tools.scope import Scope
+from ..tools.spec import Tool
 from . import assist
-from .models import Evidence, RecallResult, StepReport
-from .plan import PlanStep, Step, validate_plan
+from .models import Evidence, PlanSource, RecallResult, StepReport
+from .plan import PlanStep, PlanTools, Step, validate_plan
 from .render import format_recall
 
 logger = logging.getLogger(__name__)
@@ -78,10 +79,10 @@ def merge(per_step: list[list[Evidence]]) -> list[Evidence]:
     return list(merged.values())
 
 
-def _run_step(scope: Scope, step: Step) -> tuple[StepReport, list[Evidence]]:
+def _run_step(scope: Scope, step: Step, reads: Mapping[str, Tool]) -> tuple[StepReport, list[Evidence]]:
     started = time.perf_counter()
     try:
-        result = TOOLS[step.tool].rows(scope, **step.args)
+        result = reads[step.tool].rows(scope, **step.args)
         items = _evidence(step.number, result)
         report = StepReport(number=step.number, tool=step.tool, args=step.args, results=len(items))
     except EngramError as exc:
@@ -94,17 +95,19 @@ def _run_step(scope: Scope, step: Step) -> tuple[StepReport, list[Evidence]]:
     return report, items
 
 
-def run_plan(scope: Scope, steps: list[Step], *, concurrent: bool = True) -> tuple[list[StepReport], list[Evidence]]:
-    """Run validated ``steps`` (concurrently, or one after another) and merge their evidence.
+def run_plan(scope: Scope, steps: list[Step], reads: Mapping[str, Tool], *,
+             concurrent: bool = True) -> tuple[list[StepReport], list[Evidence]]:
+    """Run validated ``steps`` with the tools of ``reads`` (concurrently, or one after another) and merge their
+    evidence.
 
     A duplicate step does not run; its report points at the step it repeats.
     """
     runnable = [s for s in steps if s.duplicate_of is None]
     if concurrent and len(runnable) > 1:
         with ThreadPoolExecutor(max_workers=len(runnable), thread_name_prefix="recall-step") as pool:
-            outcomes = list(pool.map(lambda s: _run_step(scope, s), runnable))
+            outcomes = list(pool.map(lambda s: _run_step(scope, s, reads), runnable))
     else:
-        outcomes = [_run_step(scope, s) for s in runnable]
+        outcomes = [_run_step(scope, s, reads) for s in runnable]
     reports = {r.number: r for r, _ in outcomes}
     for s in steps:
         if s.duplicate_of is not None:
@@ -117,7 +120,7 @@ def _prepared(scope: Scope, run: str | None, steps: list[Step]) -> tuple[Scope, 
     """The scope the steps run in, with the plan's search queries prepared as one batch under ``run``'s
     budget (all of them or none), and the note to show when the preparation was withheld."""
     queries = [str(s.args["query"]) for s in steps if s.tool == "search" and s.duplicate_of is None]
-    prepared = scope.engine.prepare_queries(scope, run, queries)
+    prepared = scope.prepare_queries(run, queries)
     if prepared is None:
         return scope, []
     return replace(scope, prepared=prepared), [prepared.note] if prepared.note else []
@@ -130,40 +133,62 @@ def _projects(scope: Scope) -> list[str]:
     return sorted(names)
 
 
-def recall(
-    scope: Scope,
-    question: Annotated[str, Field(min_length=1, max_length=4000, description="The whole question, in plain words.")],
-    plan: Annotated[list[PlanStep] | None, Field(max_length=8, description=(
-        "Up to 8 reads run at once, e.g. [{\"tool\": \"search\", \"args\": {\"query\": \"…\"}}]. "
-        "Without a plan the question is searched."))] = None,
-    condense: Annotated[bool, Field(description="Condense into a cited answer when local inference is on.")] = True,
-    max_chars: int = 4000,
-    run: str | None = None,
-) -> RecallResult:
-    """Answer a multi-part question in one call: several reads, merged, under one budget."""
+#: A recall as the catalog offers it: the row function of the ``recall`` tool.
+RecallRows = Callable[..., RecallResult]
+
+
+def recall_rows(tools: PlanTools) -> RecallRows:
+    """The ``recall`` row function over ``tools`` (the evidence reads its plans may use), for the catalog."""
+
+    def recall(
+        scope: Scope,
+        question: Annotated[str, Field(min_length=1, max_length=4000,
+                                       description="The whole question, in plain words.")],
+        plan: Annotated[list[PlanStep] | None, Field(max_length=8, description=(
+            "Up to 8 reads run at once, e.g. [{\"tool\": \"search\", \"args\": {\"query\": \"…\"}}]. "
+            "Without a plan the question is searched."))] = None,
+        condense: Annotated[bool, Field(description="Condense into a cited answer when local inference is on.")] = True,
+        max_chars: int = 4000,
+        run: str | None = None,
+    ) -> RecallResult:
+        """Answer a multi-part question in one call: several reads, merged, under one budget."""
+        return run_recall(scope, tools, question, plan, condense=condense, max_chars=max_chars, run=run)
+
+    return recall
+
+
+def run_recall(scope: Scope, tools: PlanTools, question: str, plan: list[PlanStep] | None, *, condense: bool = True,
+               max_chars: int = 4000, run: str | None = None) -> RecallResult:
+    """A recall of ``question`` in ``scope``: ``plan``'s reads (or the question searched, or the local model's
+    plan when ``recall.llm`` is on), merged; ``max_chars`` sizes the evidence the model condenses.
+
+    Raises:
+        InvalidArgument: the plan does not validate (nothing ran).
+    """
     started = time.perf_counter()
-    path = assist.gate(scope.engine)
+    path = assist.gate(scope.settings, scope.provider)
     if path.provider is None:
         if not plan:
             found = reads.search(scope, query=question, run=run)
             return RecallResult(question=question, planned=False, search=found, notes=path.notes,
                                 seconds=round(time.perf_counter() - started, 4))
-        steps = validate_plan(plan)
+        steps = validate_plan(plan, tools)
         scope, notes = _prepared(scope, run, steps)
-        reports, items = run_plan(scope, steps)
+        reports, items = run_plan(scope, steps, tools.reads)
         return RecallResult(question=question, planned=True, plan_source="caller", steps=reports, items=items,
                             notes=path.notes + notes, seconds=round(time.perf_counter() - started, 4))
 
     deadline = time.monotonic() + scope.settings.recall.llm_timeout_sec
+    source: PlanSource
     if plan:
-        steps, source = validate_plan(plan), "caller"
+        steps, source = validate_plan(plan, tools), "caller"
     else:
-        proposed = assist.plan(path.provider, question, _projects(scope), deadline, path)
+        proposed = assist.plan(path.provider, question, _projects(scope), deadline, path, tools)
         raw = [{"tool": "search", "args": {"query": question}}, *proposed][:8]
-        steps, source = validate_plan(raw), ("model" if proposed else "question")
+        steps, source = validate_plan(raw, tools), ("model" if proposed else "question")
     scope, notes = _prepared(scope, run, steps)
     path.notes.extend(notes)
-    reports, items = run_plan(scope, steps)
+    reports, items = run_plan(scope, steps, tools.reads)
     result = RecallResult(question=question, planned=True, plan_source=source, steps=reports, items=items)
     if condense:
         evidence = format_recall(result, max_chars)  # exactly what the caller would otherwise receive

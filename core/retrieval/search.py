@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -82,9 +82,26 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class ChannelWarning:
+    """A channel that was left out or failed: which one, why (``withheld`` by a run budget, ``unavailable``
+    without a model, ``failed``), and the line the caller is shown."""
+
+    channel: str
+    reason: Literal["withheld", "unavailable", "failed"]
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class SearchOutcome:
     hits: list[Hit]
-    warnings: list[str]
+    warnings: list[ChannelWarning]
+
+    @property
+    def warning_lines(self) -> list[str]:
+        return [w.text for w in self.warnings]
 
 
 def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, filters: Filters,
@@ -97,23 +114,25 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     Never raises for a failing channel: its failure is reported in ``warnings``.
     """
     where = filters.where()
-    warnings: list[str] = []
+    warnings: list[ChannelWarning] = []
     rows: dict[str, dict[str, Any]] = {}
     rankings: dict[str, list[str]] = {}
 
     if "semantic" in params.channels and withheld is not None:
-        warnings.append(withheld)
+        warnings.append(ChannelWarning("semantic", "withheld", withheld))
     elif "semantic" in params.channels and vector is None and embedder is None:
-        warnings.append("semantic channel unavailable: no embedding model is loaded")
+        warnings.append(ChannelWarning("semantic", "unavailable",
+                                       "semantic channel unavailable: no embedding model is loaded"))
     elif "semantic" in params.channels:
         try:
-            if vector is None and embedder is not None:
+            if vector is None:
+                assert embedder is not None  # the branch above took a query with neither
                 vector = embedder.embed([query])[0]
             found = store.vector_search(vector, params.k_per_channel, where, MEMORY_COLUMNS, exact=params.exact)
             rankings["semantic"] = [r["id"] for r in found]
             rows.update({r["id"]: r for r in found})
         except EngramError as exc:
-            warnings.append(f"semantic channel failed: {exc.message}")
+            warnings.append(ChannelWarning("semantic", "failed", f"semantic channel failed: {exc.message}"))
     if "lexical" in params.channels:
         try:
             found = store.text_search(query, params.k_per_channel, where, MEMORY_COLUMNS)
@@ -121,7 +140,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
             for r in found:
                 rows.setdefault(r["id"], r)
         except EngramError as exc:
-            warnings.append(f"lexical channel failed: {exc.message}")
+            warnings.append(ChannelWarning("lexical", "failed", f"lexical channel failed: {exc.message}"))
     if "graph" in params.channels and params.graph_seeds > 0:
         seeds = [f.id for f in fuse(rankings, params.weights, params.rrf_k)[: params.graph_seeds]]
         try:
@@ -135,7 +154,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
                 linked = [i for i in linked if i in rows or i in allowed]
             rankings["graph"] = linked[: params.k_per_channel]
         except EngramError as exc:
-            warnings.append(f"graph channel failed: {exc.message}")
+            warnings.append(ChannelWarning("graph", "failed", f"graph channel failed: {exc.message}"))
 
     fused = fuse(rankings, params.weights, params.rrf_k)[: params.limit]
     missing = [f.id for f in fused if f.id not in rows]
@@ -144,7 +163,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
         try:
             rows.update(store.memories_by_ids(missing, MEMORY_COLUMNS))
         except EngramError as exc:
-            warnings.append(f"graph channel failed: {exc.message}")
+            warnings.append(ChannelWarning("graph", "failed", f"graph channel failed: {exc.message}"))
     hits = [Hit(_clean(rows[f.id]), f.score, f.ranks) for f in fused if f.id in rows]
     return SearchOutcome(hits, warnings)
 

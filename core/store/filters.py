@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def quote(value: str) -> str:
@@ -35,7 +35,7 @@ def timestamp(value: datetime) -> str:
         ValueError: ``value`` falls outside years 1–9999 in UTC (tool arguments are refused before this).
     """
     try:
-        utc = value.astimezone(timezone.utc) if value.tzinfo else value
+        utc = value.astimezone(UTC) if value.tzinfo else value
     except OverflowError:
         raise ValueError(f"{value.isoformat()} is outside years 1–9999 in UTC") from None
     return f"CAST({quote(utc.replace(tzinfo=None).isoformat(timespec='microseconds'))} AS TIMESTAMP)"

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+# Version 1: memories, sources, facts, edges; 2 added digests. Opening an older store adds the tables it
+# lacks (and nothing else changes).
 SCHEMA_VERSION = 2
-#: What each version added; opening an older store adds the missing tables (and nothing else changes).
-SCHEMA_HISTORY = {1: "memories, sources, facts, edges", 2: "digests"}
 
 _TS = pa.timestamp("us", tz="UTC")
-
-MEMORY_KINDS = ("note", "exchange", "chunk", "content")
 
 
 def memories_schema(dimensions: int) -> pa.Schema:
@@ -23,7 +21,7 @@ def memories_schema(dimensions: int) -> pa.Schema:
         pa.field("id", pa.string(), nullable=False),
         pa.field("project", pa.string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
-        pa.field("kind", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),  # note, exchange, chunk or content
         pa.field("type", pa.string(), nullable=False),
         pa.field("tags", pa.list_(pa.string()), nullable=False),
         pa.field("title", pa.string(), nullable=False),

@@ -14,15 +14,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
 
-from ..errors import SchemaTooNew, StoreError, WorkspaceError
+from ..errors import SchemaTooNew, StoreError, WorkspaceError, WorkspaceNotFound
 from ..fileio import atomic_write_bytes
 from . import filters as sql
-from .timestamps import clamp_timestamps
 from .schema import (
     DIGESTS_SCHEMA,
     EDGES_SCHEMA,
@@ -32,6 +31,7 @@ from .schema import (
     SOURCES_SCHEMA,
     memories_schema,
 )
+from .timestamps import clamp_timestamps
 
 logger = logging.getLogger(__name__)
 
@@ -93,10 +93,11 @@ class WorkspaceStore:
         meta_path = folder / META_FILE
         if not meta_path.is_file():
             if not create:
-                raise WorkspaceError(f"Workspace '{name}' does not exist yet; it is created by the first write "
-                                     "(remember, ingest) into it.", title="Unknown workspace")
+                raise WorkspaceNotFound(f"Workspace '{name}' does not exist yet; it is created by the first write "
+                                        "(remember, ingest) into it.")
             require_writer()
-            meta = {"schema_version": SCHEMA_VERSION, "dimensions": dimensions, "embed_model": embed_model}
+            meta: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "dimensions": dimensions,
+                                    "embed_model": embed_model}
             try:
                 atomic_write_bytes(meta_path, json.dumps(meta, indent=2).encode())
             except OSError as exc:
@@ -137,7 +138,7 @@ class WorkspaceStore:
     @staticmethod
     def _read_meta(name: str, meta_path: Path) -> dict[str, Any]:
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
             version = int(meta["schema_version"])
             int(meta["dimensions"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -163,13 +164,13 @@ class WorkspaceStore:
             raise StoreError(f"Reading workspace '{self.name}' failed (the details are in Engram's log). "
                              f"{_IF_IT_KEEPS_FAILING}") from exc
         try:
-            return table.to_pylist()
+            return cast(list[dict[str, Any]], table.to_pylist())
         except (OverflowError, ValueError):
             # Rows an older Engram stored with a time past year 9999 (or before year 1) in UTC.
             logger.warning("workspace '%s' holds times outside years 1–9999; they are read as the nearest time "
                            "Python holds (end or re-add such facts with kg_edit)", self.name)
         try:
-            return clamp_timestamps(table).to_pylist()
+            return cast(list[dict[str, Any]], clamp_timestamps(table).to_pylist())
         except (OverflowError, ValueError) as exc:
             logger.warning("reading workspace '%s' failed: %s", self.name, exc)
             raise StoreError(f"Reading workspace '{self.name}' failed (the details are in Engram's log). "
@@ -187,7 +188,7 @@ class WorkspaceStore:
 
     def count(self, table: Any, where: str | None = None) -> int:
         try:
-            return table.count_rows(where) if where else table.count_rows()
+            return cast(int, table.count_rows(where) if where else table.count_rows())
         except (OSError, ValueError, RuntimeError) as exc:
             logger.warning("counting rows in workspace '%s' failed: %s", self.name, exc)
             raise StoreError(f"Counting rows in workspace '{self.name}' failed (the details are in Engram's log). "
@@ -288,7 +289,8 @@ class WorkspaceStore:
     def unmaintained_fragments(self) -> int:
         """Fragments of the memories and edges tables beyond one each: roughly the commits since compaction."""
         try:
-            return max(max(t.stats()["fragment_stats"]["num_fragments"] - 1, 0) for t in (self.memories, self.edges))
+            return max(max(cast(int, t.stats()["fragment_stats"]["num_fragments"]) - 1, 0)
+                       for t in (self.memories, self.edges))
         except (OSError, ValueError, RuntimeError, KeyError) as exc:
             logger.warning("reading the fragment count of workspace '%s' failed: %s", self.name, exc)
             return 0
@@ -349,12 +351,6 @@ class WorkspaceStore:
         """Append prepared rows to one table in a single commit (bulk loads; no de-duplication)."""
         target = getattr(self, table)
         self._write(table, lambda: target.add(data))
-
-    def add_edges(self, rows: Sequence[dict[str, Any]]) -> None:
-        if rows:
-            data = self._table_from_rows(rows, EDGES_SCHEMA)
-            self._write("edges", lambda: self.edges.merge_insert("id").when_matched_update_all()
-                        .when_not_matched_insert_all().execute(data))
 
     def delete_memories(self, ids: Sequence[str]) -> None:
         """Delete memories and every edge they wrote or that points at them."""

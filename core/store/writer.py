@@ -7,13 +7,16 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
+from ..errors import StoreError
 from .workspace import WRITER_THREAD
 
 T = TypeVar("T")
 
 
-class WriterClosed(RuntimeError):
+class WriterClosed(StoreError):
     """A write was submitted after ``Writer.close`` (a programming error, or a race with shutdown)."""
+
+    title = "Engram is shutting down"
 
 
 class Writer:
@@ -42,7 +45,8 @@ class Writer:
         try:
             return self._executor.submit(fn, *args)
         except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
-            raise WriterClosed(str(exc)) from exc
+            raise WriterClosed("Engram is shutting down, so this write was not made; nothing was changed. "
+                               "Try again once Engram runs.") from exc
 
     def close(self) -> None:
         """Finish queued writes and stop the thread."""

@@ -9,7 +9,7 @@ validate against the same models) is converted to UTC at validation, and a value
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator
@@ -27,9 +27,9 @@ def to_utc(value: datetime) -> datetime:
         PydanticCustomError: it falls outside years 1–9999 in UTC (validation refuses the argument with it).
     """
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
+        return value.replace(tzinfo=UTC)
     try:
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
     except OverflowError:
         raise PydanticCustomError("datetime_range", f"it is outside years 1–9999 in UTC; give {ACCEPTS}") from None
 

@@ -11,8 +11,8 @@ from datetime import datetime
 
 from .render import Block, query_terms, render_blocks
 from .results import (
-    DeviceContext,
     Deleted,
+    DeviceContext,
     Fact,
     FactChange,
     FactList,

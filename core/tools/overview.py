@@ -11,8 +11,8 @@ from typing import Annotated
 from pydantic import Field
 
 from ..models.state import inference_state
-from ..store import filters as sql
 from ..retrieval.search import MEMORY_COLUMNS
+from ..store import filters as sql
 from .results import CountedName, DeviceContext, Fact, Memory, ProjectCount, WakeUp, WorkspaceStatus
 from .scope import Scope
 
@@ -29,15 +29,15 @@ def status(scope: Scope) -> WorkspaceStatus:
     store = scope.store
     kinds = Counter(r["kind"] for r in store.scan(store.memories, None, ["kind"]))
     indexes = sorted(f"{idx.name} ({idx.index_type})" for idx in store.indices(store.memories))
-    engine = scope.engine
+    services = scope.services
     return WorkspaceStatus(
         workspace=scope.workspace, folder=str(store.folder), memories=sum(kinds.values()),
         sources=store.count(store.sources), facts=store.count(store.facts, "ended IS NULL"),
         edges=store.count(store.edges),
         by_kind=[CountedName(name=k, count=n) for k, n in sorted(kinds.items())],
         projects=_projects(scope), indexes=indexes, embed_model=scope.settings.embed.model,
-        embed_ready=engine.embedder_loaded(), embed_note=engine.embed_note() or "",
-        workspaces=engine.workspace_names(), local_inference=inference_state(engine),
+        embed_ready=services.embedding.loaded, embed_note=scope.embed_note() or "",
+        workspaces=services.workspace_names(), local_inference=inference_state(scope.settings, services.paths),
         run_budget=_run_budget(scope),
     )
 
@@ -63,21 +63,21 @@ def device_context(scope: Scope) -> DeviceContext:
 
     from ..models.backend import backend_devices
 
-    engine = scope.engine
-    gpu, build, layers, note = engine.device_plan()
+    services = scope.services
+    gpu, build, layers, note = services.inference.device_plan()
     return DeviceContext(
         os=f"{platform.system()} {platform.release()}", machine=platform.machine(),
         python=sys.version.split()[0], cpu_count=os.cpu_count() or 1, memory_total_mb=_memory_total_mb(),
         llama_cpp=llama_cpp.__version__, gpu_offload=bool(llama_cpp.llama_supports_gpu_offload()),
         system_info=llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip(),
         embed_model=scope.settings.embed.model, embed_threads=scope.settings.embed.threads or (os.cpu_count() or 1),
-        data_dir=str(scope.engine.paths.data_dir),
+        data_dir=str(services.paths.data_dir),
         gpus=[f"[{g.index}] {g.name} ({f'{g.memory_mb:,} MB' if g.memory_mb else 'memory unknown'}, "
-              f"{'discrete' if g.discrete else 'integrated'}, {g.source})" for g in engine.gpus()],
+              f"{'discrete' if g.discrete else 'integrated'}, {g.source})" for g in services.inference.gpus()],
         gpu_choice=f"{gpu.name} ({layers} layers)" if gpu and layers else (gpu.name + " (not used)" if gpu else "CPU"),
         build=build.backend, build_reason=build.reason,
         backend_devices=[f"{d.name} ({d.kind}, {d.memory_total_mb:,} MB)" for d in backend_devices()],
-        note=note, local_inference=inference_state(engine),
+        note=note, local_inference=inference_state(scope.settings, services.paths),
     )
 
 

@@ -9,7 +9,7 @@ workspace scope cannot drift apart.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import Field
@@ -19,6 +19,8 @@ from ..retrieval import graph
 from ..retrieval.search import CHANNELS, MEMORY_COLUMNS, Filters, SearchParams, hybrid_search
 from ..store import filters as sql
 from ..store.schema import ENTITY_PREFIX
+from . import source_names
+from .datetimes import UtcDatetime
 from .results import (
     CountedName,
     Fact,
@@ -34,15 +36,12 @@ from .results import (
     SourceInfo,
     SourceList,
 )
-from . import source_names
-from .datetimes import UtcDatetime
 from .scope import Scope
 
 M = TypeVar("M", bound=Memory)
 MemoryKind = Literal["note", "exchange", "chunk", "content"]
 Channel = Literal["semantic", "lexical", "graph"]
 Id = Annotated[str, Field(min_length=1, max_length=64, description="A memory id as printed by another tool.")]
-ProjectName = Annotated[str, Field(min_length=1, max_length=100)]
 #: Stored tags are 1–50 characters; the length check also refuses text that cannot be encoded (a lone surrogate).
 TagName = Annotated[str, Field(min_length=1, max_length=50)]
 #: Line numbers are stored as 32-bit integers; a larger one names no line of any file.
@@ -80,8 +79,9 @@ def search(
                             query, filters, params, vector=vector, withheld=withheld)
     hits = _named(scope, [SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels))
                           for h in outcome.hits])
-    warnings = list(outcome.warnings)
-    if (note := scope.engine.embed_note()) and any("semantic channel" in w for w in warnings):
+    warnings = outcome.warning_lines
+    semantic_lost = any(w.channel == "semantic" and w.reason != "withheld" for w in outcome.warnings)
+    if semantic_lost and (note := scope.embed_note()):
         warnings.append(note)
     return SearchResult(query=query, hits=hits, warnings=warnings)
 
@@ -91,7 +91,7 @@ def prepared_vector(scope: Scope, run: str | None, query: str) -> tuple[np.ndarr
 
     A recall hands its steps the batch it prepared (``scope.prepared``); a lone search prepares its own.
     """
-    prepared = scope.prepared if scope.prepared is not None else scope.engine.prepare_queries(scope, run, [query])
+    prepared = scope.prepared if scope.prepared is not None else scope.prepare_queries(run, [query])
     if prepared is None:
         return None, None
     vector = prepared.vector_for(query)
@@ -132,7 +132,7 @@ def neighbors(
     return NeighborList(origin=id, items=items)
 
 
-def _source_row(scope: Scope, source: str) -> dict:
+def _source_row(scope: Scope, source: str) -> dict[str, Any]:
     return source_names.resolve(scope.store, scope.workspace, source)
 
 
@@ -235,6 +235,9 @@ def graph_scope(
     facts = store.scan(store.facts, sql.all_of("ended IS NULL", f"project = {sql.quote(project)}" if project else None),
                        ["predicate"])
     predicates = Counter(f["predicate"] for f in facts)
-    as_counts = lambda c: [CountedName(name=n, count=k) for n, k in sorted(c.items(), key=lambda x: (-x[1], x[0]))]
+
+    def as_counts(counts: Counter[str]) -> list[CountedName]:
+        return [CountedName(name=n, count=k) for n, k in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
+
     return GraphScope(project=project, memories=memories, edges_by_relation=as_counts(relations),
                       top_entities=as_counts(entities)[:limit], predicates=as_counts(predicates)[:limit])

@@ -9,6 +9,7 @@ the candidates listed, when it fits more than one source).
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,9 @@ from ..errors import InvalidArgument, NotFound
 from ..store import WorkspaceStore
 from ..store import filters as sql
 
-_cache: dict[int, tuple[int, dict[str, str]]] = {}
+# Keyed by the store itself, weakly: an entry goes when its store does, so a new store (even one at a dropped
+# store's address) never sees another workspace's roots, and the cache holds at most one entry per live store.
+_cache: weakref.WeakKeyDictionary[WorkspaceStore, tuple[int, dict[str, str]]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -24,12 +27,12 @@ def _roots(store: WorkspaceStore) -> dict[str, str]:
     """source → the folder it was ingested from (cached per version of the sources table)."""
     version = store.sources.version
     with _lock:
-        hit = _cache.get(id(store))
+        hit = _cache.get(store)
         if hit is not None and hit[0] == version:
             return hit[1]
     roots = {r["source"]: r["root"] for r in store.scan(store.sources, None, ["source", "root"])}
     with _lock:
-        _cache[id(store)] = (version, roots)
+        _cache[store] = (version, roots)
     return roots
 
 
@@ -51,6 +54,14 @@ def namer(store: WorkspaceStore) -> Callable[[str], str]:
     return name
 
 
+def _relative(given: str) -> str:
+    """``given`` without leading ``./`` steps (``.`` alone is the ingest folder itself); a dot that starts a
+    name (``.github/``) stays."""
+    while given.startswith("./"):
+        given = given.removeprefix("./")
+    return "" if given == "." else given
+
+
 def resolve(store: WorkspaceStore, workspace: str, given: str) -> dict[str, Any]:
     """The source row ``given`` names: an exact stored source, or a unique root-relative path.
 
@@ -61,7 +72,7 @@ def resolve(store: WorkspaceStore, workspace: str, given: str) -> dict[str, Any]
     rows = store.scan(store.sources, f"source = {sql.quote(given)}", limit=1)
     if rows:
         return rows[0]
-    rel = given.lstrip("./")
+    rel = _relative(given)
     matches = [s for s, root in _roots(store).items() if root and s == root.rstrip("/") + "/" + rel]
     if len(matches) > 1:
         raise InvalidArgument(f"'{given}' fits {len(matches)} sources: {', '.join(sorted(matches)[:5])}. "
@@ -75,5 +86,5 @@ def resolve(store: WorkspaceStore, workspace: str, given: str) -> dict[str, Any]
 def expand_prefix(store: WorkspaceStore, prefix: str) -> list[str]:
     """Absolute prefixes a (possibly root-relative) source prefix stands for."""
     roots = sorted({r.rstrip("/") for r in _roots(store).values() if r})
-    candidates = [prefix] + [f"{root}/{prefix.lstrip('./')}" for root in roots if not prefix.startswith(root)]
+    candidates = [prefix] + [f"{root}/{_relative(prefix)}" for root in roots if not prefix.startswith(root)]
     return list(dict.fromkeys(candidates))

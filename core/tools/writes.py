@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import time
 import uuid
-from datetime import datetime, timezone
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import Field
 
 from ..errors import EngramError, InvalidArgument, NotFound
-from ..ingest.tagging import classify, deadline_in, model_tags
+from ..events import (
+    IngestFailed,
+    IngestFinished,
+    IngestProgress,
+    IngestProgressed,
+    IngestStarted,
+    MemoriesDeleted,
+    MemoriesWritten,
+    new_ingest_id,
+)
 from ..ingest.boundaries import Boundaries
 from ..ingest.pipeline import ingest_path as run_ingest
 from ..ingest.pipeline import ingest_text
 from ..ingest.records import embedding_text, mention_edges, new_memory_id, note_row
+from ..ingest.tagging import classify, deadline_in, model_tags
 from ..store import filters as sql
 from . import source_names
 from .datetimes import UtcDatetime
@@ -42,9 +54,10 @@ def store(
     memory_id = new_memory_id()
     tags, type = _model_tags(scope, content, tags, type)
     row = note_row(memory_id=memory_id, project=project, kind=kind, type_=type, tags=tags, title=title,
-                   content=content, vector=vector, now=datetime.now(timezone.utc))
+                   content=content, vector=vector, now=datetime.now(UTC))
     edges = mention_edges(memory_id, content, memory_id)
     scope.writer.run(scope.store.add_memories, [row], edges)
+    scope.emit(MemoriesWritten(scope.workspace, "store", 1))
     return Stored(id=memory_id, workspace=scope.workspace, project=project, kind=kind,
                   entities=[e["dst"][2:] for e in edges])
 
@@ -55,7 +68,7 @@ def _model_tags(scope: Scope, content: str, tags: list[str], type_: str) -> tupl
     if not scope.settings.tagger.llm:
         return tags, type_
     try:
-        provider = scope.engine.provider("tagger")
+        provider = scope.provider("tagger")
     except EngramError:
         return tags, type_
     (found,) = classify(provider, [content], deadline=deadline_in(TAGGING_SECONDS))
@@ -69,7 +82,7 @@ def _chunk_tagger(scope: Scope) -> Callable[[list[str]], list[list[str]]] | None
     if not scope.settings.tagger.llm:
         return None
     try:
-        provider = scope.engine.provider("tagger")
+        provider = scope.provider("tagger")
     except EngramError:
         return None
     size = scope.settings.tagger.llm_concurrency
@@ -100,6 +113,7 @@ def delete(
         except NotFound as exc:
             raise NotFound(exc.message + " Nothing was deleted.") from None
         scope.writer.run(scope.store.delete_sources, [row["source"]])
+        scope.emit(MemoriesDeleted(scope.workspace, row["chunk_count"], source=row["source"]))
         return Deleted(workspace=scope.workspace, source=row["source"], chunks=row["chunk_count"])
     assert ids is not None
     found = scope.store.memories_by_ids(ids, ["id", "kind", "source"])
@@ -107,6 +121,7 @@ def delete(
     if missing:
         raise NotFound(f"No memory with id {', '.join(missing)} in workspace '{scope.workspace}'; nothing was deleted.")
     scope.writer.run(scope.store.delete_memories, list(found))
+    scope.emit(MemoriesDeleted(scope.workspace, len(found)))
     return Deleted(workspace=scope.workspace, ids=list(found))
 
 
@@ -122,7 +137,7 @@ def kg_edit(
     source: Annotated[str, Field(max_length=2000, description="Where the fact comes from.")] = "",
 ) -> FactChange:
     """Add a knowledge-graph fact, or end one by id."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     if action == "end":
         if not fact_id:
             raise InvalidArgument("action 'end' needs 'fact_id' (printed by kg_query and by kg_edit add).")
@@ -132,6 +147,7 @@ def kg_edit(
         if rows[0]["ended"] is not None:
             raise InvalidArgument(f"Fact {fact_id} already ended at {rows[0]['ended']:%Y-%m-%d %H:%M}.")
         scope.writer.run(scope.store.end_fact, fact_id, now)
+        scope.emit(MemoriesWritten(scope.workspace, "kg_edit", 1))
         return FactChange(action="end", fact=Fact(**{**{k: rows[0][k] for k in Fact.model_fields}, "ended": now}))
     if not (subject and predicate and object):
         raise InvalidArgument("action 'add' needs 'subject', 'predicate' and 'object'.")
@@ -140,6 +156,7 @@ def kg_edit(
     fact = Fact(id="f-" + uuid.uuid4().hex[:10], project=project, subject=subject.strip(), predicate=predicate.strip(),
                 object=object.strip(), valid_from=valid_from or now, source=source)
     scope.writer.run(scope.store.add_fact, {**fact.model_dump(), "created_at": now})
+    scope.emit(MemoriesWritten(scope.workspace, "kg_edit", 1))
     return FactChange(action="add", fact=fact)
 
 
@@ -155,8 +172,10 @@ def ingest_content(
     if not content.strip():
         raise InvalidArgument("Argument 'content' is blank. It accepts text of 1 to 2,000,000 characters.")
     source = "content:" + title.strip()
-    n = ingest_text(scope.store, scope.writer, scope.embedder(), source=source, title=title.strip(), text=content,
-                    project=project, tags=tags, settings=scope.settings.ingest, tagger=_chunk_tagger(scope))
+    with _ingest_events(scope, project, source) as events:
+        n = ingest_text(scope.store, scope.writer, scope.embedder(), source=source, title=title.strip(), text=content,
+                        project=project, tags=tags, settings=scope.settings.ingest, tagger=_chunk_tagger(scope))
+        events.finished(1, n)
     return IngestResult(workspace=scope.workspace, project=project, root=source, files_listed=1, files_indexed=1,
                         chunks_written=n)
 
@@ -171,14 +190,16 @@ def ingest_path(
                        Field(max_length=32, description="Only files matching these patterns (e.g. docs/**/*.md).")] = None,
 ) -> IngestResult:
     """Ingest (or re-sync) the files under a folder: only changed files are re-embedded."""
-    paths = scope.engine.paths
+    paths = scope.services.paths
     bounds = Boundaries.of(scope.settings.ingest.allowed_roots, [paths.data_dir, paths.config_dir, paths.log_dir])
     target = bounds.check(path)
     name = project or target.name or DEFAULT_PROJECT
-    report = run_ingest(scope.store, scope.writer, scope.embedder(), target, project=name,
-                        settings=scope.settings.ingest,
-                        vector_index_min_rows=scope.settings.store.vector_index_min_rows, include=include,
-                        progress=scope.engine.ingest_progress, never=bounds.own)
+    with _ingest_events(scope, name, str(target)) as events:
+        report = run_ingest(scope.store, scope.writer, scope.embedder(), target, project=name,
+                            settings=scope.settings.ingest,
+                            vector_index_min_rows=scope.settings.store.vector_index_min_rows, include=include,
+                            progress=events.progress, never=bounds.own)
+        events.finished(report.files_indexed, report.chunks_written)
     return IngestResult(
         workspace=scope.workspace, project=name, root=report.root, files_listed=report.files_listed,
         files_indexed=report.files_indexed, files_unchanged=report.files_unchanged,
@@ -186,3 +207,36 @@ def ingest_path(
         skipped=[SkippedFile(path=s.path, reason=s.reason) for s in report.skipped],
     )
 
+
+class _IngestEvents:
+    """The events of one ingest: its progress (held here while indexing is paused) and its end."""
+
+    def __init__(self, scope: Scope, ingest: str) -> None:
+        self.scope = scope
+        self.ingest = ingest
+        self.started = time.monotonic()
+
+    def progress(self, progress: IngestProgress) -> None:
+        self.scope.emit(IngestProgressed(self.ingest, self.scope.workspace, progress))
+        # Between batches: what is written stays written, and the next batch waits while indexing is paused.
+        self.scope.services.indexing.wait()
+
+    def finished(self, files_indexed: int, chunks_written: int) -> None:
+        self.scope.emit(IngestFinished(self.ingest, self.scope.workspace, files_indexed, chunks_written,
+                                       round(time.monotonic() - self.started, 3)))
+
+
+@contextmanager
+def _ingest_events(scope: Scope, project: str, root: str) -> Iterator[_IngestEvents]:
+    """Tell subscribers an ingest started, and that it failed if the body raises (the error goes on up)."""
+    events = _IngestEvents(scope, new_ingest_id())
+    scope.emit(IngestStarted(events.ingest, scope.workspace, project, root))
+    try:
+        yield events
+    except EngramError as exc:
+        scope.emit(IngestFailed(events.ingest, scope.workspace, exc.title, exc.message))
+        raise
+    except BaseException:
+        scope.emit(IngestFailed(events.ingest, scope.workspace, "Ingest stopped",
+                                "The ingest stopped unexpectedly; what its finished batches wrote stays written."))
+        raise

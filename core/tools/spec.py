@@ -1,9 +1,9 @@
-"""The tool registry: each tool is a row function, a formatter, and what it may do.
+"""What a tool is: a row function, a formatter, and what it may do; its argument models.
 
 Argument models are derived from the row functions' signatures (``args_model``), so the MCP
 server, the CLI and recall's plan validator all check exactly what the row function accepts.
 Calls from outside add two arguments that are not the row function's: ``workspace`` and, for
-tools whose output is text, ``max_chars``.
+tools whose output can grow with the data, ``max_chars``. The table of tools is ``core/catalog.py``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ from typing import Annotated, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from ..errors import InvalidArgument
 from ..settings import WORKSPACE_PATTERN
-from . import formats, overview, reads, writes
 
 
 @dataclass(frozen=True)
@@ -38,25 +36,6 @@ class Tool:
         return (inspect.getdoc(self.rows) or "").split("\n")[0]
 
 
-TOOLS: dict[str, Tool] = {t.name: t for t in (
-    Tool("search", reads.search, formats.format_search, idempotent=True, budgeted=True),
-    Tool("get_memory", reads.get_memory, formats.format_memories, idempotent=True, budgeted=True),
-    Tool("neighbors", reads.neighbors, formats.format_neighbors, idempotent=True, budgeted=True),
-    Tool("file_chunks", reads.file_chunks, formats.format_file_chunks, idempotent=True, budgeted=True),
-    Tool("file_summary", reads.file_summary, formats.format_file_summary, idempotent=True, budgeted=True),
-    Tool("list_sources", reads.list_sources, formats.format_sources, idempotent=True, budgeted=True),
-    Tool("kg_query", reads.kg_query, formats.format_facts, idempotent=True, budgeted=True),
-    Tool("graph_scope", reads.graph_scope, formats.format_graph_scope, idempotent=True),
-    Tool("status", overview.status, formats.format_status, idempotent=True),
-    Tool("device_context", overview.device_context, formats.format_device, idempotent=True),
-    Tool("wake_up", overview.wake_up, formats.format_wake_up, idempotent=True, budgeted=True),
-    Tool("store", writes.store, formats.format_stored, write=True),
-    Tool("delete", writes.delete, formats.format_deleted, write=True, destructive=True, idempotent=False),
-    Tool("kg_edit", writes.kg_edit, formats.format_fact_change, write=True, destructive=True),
-    Tool("ingest_content", writes.ingest_content, formats.format_ingest, write=True, idempotent=True),
-    Tool("ingest_path", writes.ingest_path, formats.format_ingest, write=True, idempotent=True),
-)}
-
 MaxChars = Annotated[int, Field(ge=1200, le=12000, description="Answer length cap in characters.")]
 WorkspaceArg = Annotated[str, Field(pattern=f"({WORKSPACE_PATTERN})|^$", max_length=40,
                                     description="Workspace (default: the configured one).")]
@@ -73,9 +52,9 @@ _FORBID = ConfigDict(extra="forbid")
 
 
 @cache
-def args_model(name: str) -> type[BaseModel]:
+def args_model(tool: Tool) -> type[BaseModel]:
     """The pydantic model of a tool's row-function arguments (no workspace, no output size)."""
-    fn = TOOLS[name].rows
+    fn = tool.rows
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     for param in list(inspect.signature(fn).parameters.values())[1:]:
@@ -83,19 +62,19 @@ def args_model(name: str) -> type[BaseModel]:
             continue
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (hints[param.name], default)
-    return create_model(f"{_camel(name)}Args", __config__=_FORBID, **fields)
+    return create_model(f"{_camel(tool.name)}Args", __config__=_FORBID, **fields)
 
 
 @cache
-def call_model(name: str) -> type[BaseModel]:
+def call_model(tool: Tool) -> type[BaseModel]:
     """The arguments a caller passes: the row arguments plus ``workspace``, ``run`` where the row function
     takes one, and, where the answer can grow with the data, ``max_chars``."""
     extra: dict[str, Any] = {"workspace": (WorkspaceArg, "")}
-    if "run" in inspect.signature(TOOLS[name].rows).parameters:
+    if "run" in inspect.signature(tool.rows).parameters:
         extra["run"] = (RunArg, None)
-    if TOOLS[name].budgeted:
+    if tool.budgeted:
         extra["max_chars"] = (MaxChars, DEFAULT_MAX_CHARS)
-    return create_model(f"{_camel(name)}Call", __base__=args_model(name), **extra)
+    return create_model(f"{_camel(tool.name)}Call", __base__=args_model(tool), **extra)
 
 
 def _camel(name: str) -> str:
@@ -115,8 +94,8 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def describe_validation_error(tool: str, exc: ValidationError, accepted: list[str] | None = None) -> str:
-    """One message naming every refused argument and what it accepts."""
+def describe_validation_error(tool: str, exc: ValidationError, accepted: list[str]) -> str:
+    """One message naming every refused argument and what it accepts (``accepted``: the argument names)."""
     problems = []
     for err in exc.errors():
         loc = list(err["loc"])
@@ -131,31 +110,10 @@ def describe_validation_error(tool: str, exc: ValidationError, accepted: list[st
             problems.append(f"argument '{loc[0]}' has an unknown key at {arg}")
             continue
         if err["type"] == "extra_forbidden":
-            known = ", ".join(accepted if accepted is not None else call_model(tool).model_fields)
+            known = ", ".join(accepted)
             problems.append(f"unknown argument '{arg}' (accepted: {known})")
         elif err["type"] == "missing":
             problems.append(f"missing required argument '{arg}'")
         else:
             problems.append(f"argument '{arg}' got {_shown(err.get('input'))}: {err['msg']}")
     return f"{tool}: " + "; ".join(problems) + "."
-
-
-def validate_call(tool: str, arguments: dict[str, Any]) -> BaseModel:
-    """Validate a caller's arguments for ``tool``.
-
-    Raises:
-        InvalidArgument: unknown tool, or arguments that do not validate (the message names each).
-    """
-    if tool not in TOOLS:
-        raise InvalidArgument(f"Unknown tool '{tool}'. Tools: {', '.join(TOOLS)}.")
-    try:
-        return call_model(tool).model_validate(arguments)
-    except ValidationError as exc:
-        raise InvalidArgument(describe_validation_error(tool, exc)) from None
-
-
-# recall validates its plans against the tools above, so it joins the registry last.
-from ..recall.render import format_recall  # noqa: E402
-from ..recall.run import recall as _recall  # noqa: E402
-
-TOOLS["recall"] = Tool("recall", _recall, format_recall, idempotent=True, budgeted=True)

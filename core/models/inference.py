@@ -1,0 +1,112 @@
+"""The helper models of an engine: where they run (GPU or CPU), the loaded ones, and the provider per role."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import NamedTuple
+
+from ..errors import EngineClosed
+from ..manifest import resolve_model
+from ..settings import Settings
+from .backend import BuildChoice, choose_build
+from .files import ModelFiles, total_memory_mb
+from .gpu import Gpu, choose, detect
+from .pool import ModelPool
+from .providers import DEFAULT_URLS, AnthropicProvider, LocalProvider, OpenAICompatibleProvider, Provider, api_key
+
+
+class DevicePlan(NamedTuple):
+    """Where local generation runs: the chosen GPU (or none), the fitting llama.cpp build, the layers to
+    offload, and a note when the build cannot use the GPU that was found."""
+
+    gpu: Gpu | None
+    build: BuildChoice
+    layers: int
+    note: str
+
+
+class Inference:
+    """GPU detection, the device plan, the model pool and the providers of one engine. Thread-safe."""
+
+    def __init__(self, settings: Callable[[], Settings], files: Callable[[], ModelFiles], *,
+                 generator: Provider | None = None, detect_gpus: Callable[[], list[Gpu]] | None = None) -> None:
+        """``settings`` and ``files`` give the current settings and model files on each use. ``generator``
+        replaces every provider and ``detect_gpus`` the GPU detection (the seams tests use)."""
+        self._settings = settings
+        self._files = files
+        self._generator = generator
+        self._detect_gpus = detect_gpus or (lambda: detect(system_memory_mb=total_memory_mb()))
+        self._gpus: list[Gpu] | None = None
+        self._pool: ModelPool | None = None
+        self._closed = False
+        # One lock per resource, so that a slow GPU probe or a model load holds up only its own callers.
+        self._gpu_lock = threading.Lock()  # held while the GPUs are detected
+        self._pool_lock = threading.Lock()
+
+    def gpus(self) -> list[Gpu]:
+        """The GPUs this computer reports (detected once)."""
+        with self._gpu_lock:
+            if self._gpus is None:
+                self._gpus = self._detect_gpus()
+            return self._gpus
+
+    def device_plan(self) -> DevicePlan:
+        """The chosen GPU, the fitting llama.cpp build, GPU layers to offload, and a note when they differ."""
+        import llama_cpp
+
+        settings = self._settings()
+        gpu = choose(self.gpus(), settings.model.gpu_device)
+        build = choose_build(gpu)
+        if gpu is None:
+            return DevicePlan(None, build, 0, "")
+        if not llama_cpp.llama_supports_gpu_offload():
+            return DevicePlan(gpu, build, 0, f"{gpu.name} found, but this llama.cpp build runs on the CPU only; "
+                                             f"`engram bootstrap` installs the {build.backend} build")
+        layers = settings.tagger.local.n_gpu_layers
+        return DevicePlan(gpu, build, 1000 if layers < 0 else layers, "")
+
+    def model_pool(self) -> ModelPool:
+        """The loaded generation models (the pool is created on first use, closed by ``close``).
+
+        Raises:
+            EngineClosed: ``close`` ran.
+        """
+        with self._pool_lock:
+            if self._pool is None:
+                if self._closed:
+                    raise EngineClosed("The engine is closed.")
+                self._pool = ModelPool(threads=self._settings().tagger.local.threads)
+            return self._pool
+
+    def provider(self, role: str = "helper") -> Provider:
+        """Where the helper model runs for ``role``, per ``tagger.llm_provider``. Never downloads a model.
+
+        Raises:
+            ModelError: the local model is missing or unverified (the message says how to get it), it
+                cannot be loaded, or a remote provider lacks its API key.
+            EngineClosed: ``close`` ran.
+        """
+        settings = self._settings()
+        cfg = settings.tagger
+        if self._generator is not None:
+            return self._generator
+        if cfg.llm_provider == "local":
+            entry = resolve_model(settings.model.chat_large if role == "chat-large" else cfg.local.model)
+            path = self._files().verify(entry)
+            layers = self.device_plan().layers
+            return LocalProvider(self.model_pool().get(role, path, n_ctx=cfg.local.n_ctx, gpu_layers=layers))
+        if cfg.llm_provider == "anthropic":
+            return AnthropicProvider(cfg.remote_model or "claude-sonnet-4-5", api_key("anthropic"),
+                                     base_url=cfg.base_url or DEFAULT_URLS["anthropic"])
+        key = api_key(cfg.llm_provider) if cfg.llm_provider == "openai" else None
+        return OpenAICompatibleProvider(cfg.llm_provider, cfg.base_url or DEFAULT_URLS[cfg.llm_provider],
+                                        cfg.remote_model, key)
+
+    def close(self) -> None:
+        """Unload every model; later ``model_pool`` calls raise ``EngineClosed``. Idempotent."""
+        with self._pool_lock:
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
