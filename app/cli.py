@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("-w", "--workspace", default="", help="Workspace (default: store.default_workspace).")
     common.add_argument("--json", action="store_true", help="Print one JSON document instead of text.")
     common.add_argument("--max-chars", type=int, default=None,
-                        help="Length cap of the text answer (1,200–12,000; default search.max_chars).")
+                        help="Length cap of the text answer (1,200–12,000; default search.max_chars, recall.max_chars for recall).")
 
     for cmd in COMMANDS:
         p = sub.add_parser(cmd.command, parents=[common], help=cmd.help, description=tool_summary(cmd.tool))

@@ -28,7 +28,7 @@ def add_parsers(sub: Any) -> None:
     listing = actions.add_parser("list", help="Every known model, how it is pinned, and whether it is here")
     listing.add_argument("--json", action="store_true")
     for name, text in (("download", "Download (or resume) and verify a model"),
-                       ("verify", "Check a model file against its SHA256"),
+                       ("verify", "Read a model file in full and check it against its SHA256"),
                        ("remove", "Delete a downloaded model")):
         p = actions.add_parser(name, help=text)
         p.add_argument("model", help="A manifest id (see `engram models list`) or a custom model.")
@@ -44,13 +44,17 @@ def add_parsers(sub: Any) -> None:
     boot.add_argument("--dry-run", action="store_true", help="Print what would be installed, change nothing.")
 
 
-def _status_line(s: Any) -> str:
+LIST_HEADER = f"{'model':24} {'roles':11} {'state':15} {'size':>9}  pinning"
+
+
+def _status_lines(s: Any) -> list[str]:
+    """One model's row of ``models list`` (its pinning last, in full), and its note indented below."""
     state = "present" if s.present else "not downloaded"
     if not s.available:
         state = "unavailable"
     size = f"{s.size / 2**30:.2f} GB" if s.size >= 2**30 else f"{s.size / 2**20:.0f} MB"
-    note = f"  ({s.note})" if s.note else ""
-    return f"{s.id:24} {','.join(s.roles):11} {s.pinning:19} {state:15} {size:>9}{note}"
+    row = f"{s.id:24} {','.join(s.roles):11} {state:15} {size:>9}  {s.pinning}"
+    return [row] + ([f"{'':24} {s.note}"] if s.note else [])
 
 
 def run(args: argparse.Namespace, engine: Engine) -> int:
@@ -64,9 +68,9 @@ def run(args: argparse.Namespace, engine: Engine) -> int:
         if args.json:
             print(json.dumps([asdict(s) for s in statuses]))
         else:
-            print(f"{'model':24} {'roles':11} {'pinning':19} {'state':15} {'size':>9}")
+            print(LIST_HEADER)
             for s in statuses:
-                print(_status_line(s))
+                print("\n".join(_status_lines(s)))
         return 0
     entry = resolve_model(args.model)
     if args.models_action == "download":
@@ -84,9 +88,10 @@ def run(args: argparse.Namespace, engine: Engine) -> int:
         print(f"{entry.id}: {got.size:,} bytes at {got.path}{resumed}; SHA256 {got.sha256} {how}.")
         return 0
     if args.models_action == "verify":
-        path = (ensure_bundled_model(entry, engine.paths.models_dir) if entry.converted_from is not None
-                else files.verify(entry))
-        label = "exists (custom models are not verified)" if entry.pinning == "none" else "matches its SHA256"
+        path = (ensure_bundled_model(entry, engine.paths.models_dir, full=True) if entry.converted_from is not None
+                else files.verify(entry, full=True))
+        label = ("exists (custom models are not verified)" if entry.pinning == "none"
+                 else "matches its SHA256 (read in full now)")
         print(f"{entry.id}: {path} {label}.")
         return 0
     removed = files.remove(entry)

@@ -1,6 +1,7 @@
 """The benchmark runner: ``python -m benchmark <suite> [options]`` (see benchmark/README.md).
 
-Suites: recall, quality, speed, mcp, models, budget, writes, recall-llm (with --model), or all. Each writes result.json, summary.md and its plots under
+Suites: recall, quality, speed, mcp, models, budget, writes, recall-llm (with --model), or all; ``fetch-models``
+downloads the Qwen2.5-Coder GGUFs recall-llm is measured with (benchmark/bench_models.py). Each writes result.json, summary.md and its plots under
 ``benchmark/results/<suite>-<UTC timestamp>/`` (``--results`` moves them) and prints the summary.
 """
 
@@ -19,7 +20,7 @@ SUITES = ("recall", "quality", "speed", "mcp", "models", "budget", "writes")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("suite", choices=[*SUITES, "recall-llm", "all"])
+    parser.add_argument("suite", choices=[*SUITES, "recall-llm", "all", "fetch-models"])
     parser.add_argument("--quick", action="store_true", help="A small smoke run of the same code paths.")
     parser.add_argument("--seed", type=int, default=7, help="Seed for every sampled choice.")
     parser.add_argument("--lookups", type=Path, default=ROOT / "django-lookups.json",
@@ -30,6 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=ROOT / "results", help="Where result folders go.")
     parser.add_argument("--cache", type=Path, default=ROOT / ".cache", help="Corpora and workspaces, kept between runs.")
     args = parser.parse_args(argv)
+    if args.suite == "fetch-models":
+        from .bench_models import main as fetch_models
+
+        return fetch_models()
     run = Run(quick=args.quick, seed=args.seed, cache=args.cache.resolve(), results=args.results.resolve())
     suites = SUITES if args.suite == "all" else (args.suite,)
     for suite in suites:

@@ -1,20 +1,24 @@
 """Suite `models`: the generation runtime with the test model (SmolLM2-135M-Instruct Q4_1) on this machine.
 
-Load time (first load of the file), prompt and generation speed in tokens/s with 2 threads, and the
+Load time (first load of the file), prompt and generation speed in tokens/s with 2 threads, the
 cost of the deadline checks per token (the same generations with the checks on and off, and the
-check itself timed alone).
+check itself timed alone), and the cost of verifying the file: cold (no record yet: hashed) and warm
+(every later call: its identity checked against the record).
 """
 
 from __future__ import annotations
 
 import statistics
+import tempfile
 import threading
 import time
 from pathlib import Path
 
-from engram.core.manifest import model_entry
+from engram.core.manifest import ModelEntry, model_entry
 from engram.core.models.files import ModelFiles
+from engram.core.models.generation import LoadedModel
 from engram.core.models.pool import ModelPool
+from engram.core.recall.assist import HELPER_SYSTEM
 
 from .common import Run, machine, result_folder, write_result
 
@@ -28,8 +32,60 @@ def _messages(i: int) -> list[dict[str, str]]:
     return [{"role": "system", "content": f"Request {i}: you summarise notes."}, {"role": "user", "content": PROMPT}]
 
 
+def _helper_requests(i: int) -> str:
+    """Recall's two tasks in turn, each with its own text after the fixed instructions."""
+    if i % 2 == 0:
+        return f"Task: PLAN\nProjects: ops, web\nQuestion: How do we deploy service {i}, and how do we roll it back?"
+    evidence = "\n\n".join(f"[{n}] ops · deploy-{i}.md:1-9\nStep {n}: restart the unit, then check the cache."
+                             for n in range(1, 5))
+    return f"Task: ANSWER\nQuestion: How do we deploy service {i}?\n\nEvidence:\n{evidence}"
+
+
+def prefix_reuse(model: LoadedModel, calls: int = 6) -> dict[str, float]:
+    """Prompt tokens evaluated per call for recall's alternating plan/answer requests: every prompt starting with
+    the same fixed instructions (llama.cpp reuses them), and the same prompts made to differ from their first
+    token (``Request i``), as prompts without a shared prefix would."""
+    out: dict[str, float] = {}
+    for label, unique in (("shared", False), ("unshared", True)):
+        evaluated, total, read = [], [], []
+        for i in range(calls + 1):
+            system = (f"Request {i}. " if unique else "") + HELPER_SYSTEM
+            got = model.complete([{"role": "system", "content": system}, {"role": "user", "content": _helper_requests(i)}],
+                                 deadline=time.monotonic() + 600, max_tokens=4)
+            if i == 0:
+                continue  # the first call of each series evaluates everything
+            evaluated.append(got.evaluated_tokens or 0)
+            total.append(got.prompt_tokens)
+            read.append(got.first_token_s or 0.0)
+        out[f"{label}_prompt_tokens"] = round(statistics.mean(total), 1)
+        out[f"{label}_evaluated_tokens"] = round(statistics.mean(evaluated), 1)
+        out[f"{label}_first_token_s"] = round(statistics.median(read), 3)
+    out["calls"] = calls
+    return out
+
+
+def verify_cost(entry: ModelEntry, warm_calls: int = 20) -> dict[str, float]:
+    """Milliseconds of ``ModelFiles.verify``: the first call in an empty models folder (it hashes the file;
+    the file is likely in the page cache) and the median and maximum of ``warm_calls`` calls after it."""
+    with tempfile.TemporaryDirectory() as folder:
+        files = ModelFiles(Path(folder))
+        started = time.perf_counter()
+        path = files.verify(entry)
+        cold = time.perf_counter() - started
+        warm = []
+        for _ in range(warm_calls):
+            started = time.perf_counter()
+            files.verify(entry)
+            warm.append(time.perf_counter() - started)
+    size_mb = path.stat().st_size / 1e6
+    return {"file_mb": round(size_mb, 1), "cold": round(cold * 1000, 1), "hash_mb_s": round(size_mb / cold),
+            "warm_calls": warm_calls, "warm_median": round(statistics.median(warm) * 1000, 3),
+            "warm_max": round(max(warm) * 1000, 3)}
+
+
 def run_suite(run: Run) -> Path:
     entry = model_entry("smollm2-135m-instruct")
+    verify = verify_cost(entry)
     path = ModelFiles(run.cache).verify(entry)
     repeats = 1 if run.quick else 5
     max_tokens = 32 if run.quick else 128
@@ -49,6 +105,7 @@ def run_suite(run: Run) -> Path:
         # Each prompt differs from its first tokens on, so llama.cpp cannot reuse the last run's KV cache.
         runs[check].append(model.complete(_messages(i), deadline=time.monotonic() + 600, max_tokens=max_tokens,
                                           check_deadline=check))
+    reuse = prefix_reuse(model, 2 if run.quick else 6)
     pool.close()
 
     def speed(outs: list) -> dict[str, float]:
@@ -78,6 +135,7 @@ def run_suite(run: Run) -> Path:
               "deadline_check_ns": round(check_ns, 1),
               "deadline_overhead_ms_per_token": round(with_checks["ms_per_token"] - without["ms_per_token"], 3),
               "ms_per_token_stdev": round(noise_ms, 3),
+              "verify_ms": verify, "prefix_reuse": reuse,
               "machine": machine()}
     lines = [f"# Generation runtime — {entry.name}{' (quick)' if run.quick else ''}", "",
              f"2 threads, prompt of {result['prompt_tokens']} tokens, up to {max_tokens} generated; medians of "
@@ -86,5 +144,13 @@ def run_suite(run: Run) -> Path:
              f"- prompt: {with_checks['prompt_tok_s']} tokens/s; generation: {with_checks['gen_tok_s']} tokens/s",
              f"- deadline checks: {check_ns:.0f} ns each; decode time per token {with_checks['ms_per_token']} ms with them vs "
              f"{without['ms_per_token']} ms without (difference {result['deadline_overhead_ms_per_token']} ms; "
-             f"run-to-run standard deviation {noise_ms:.3f} ms)", ""]
+             f"run-to-run standard deviation {noise_ms:.3f} ms)",
+             f"- verification: {verify['cold']} ms cold (the first call hashes the {verify['file_mb']} MB file, "
+             f"{verify['hash_mb_s']} MB/s), then {verify['warm_median']} ms warm (median of {verify['warm_calls']} "
+             f"calls, max {verify['warm_max']} ms: the file's identity checked against its record)",
+             f"- cached prefix (recall's plan and answer requests in turn, {reuse['calls']} calls): "
+             f"{reuse['shared_evaluated_tokens']:.0f} of {reuse['shared_prompt_tokens']:.0f} prompt tokens evaluated per "
+             f"call with the shared instructions vs {reuse['unshared_evaluated_tokens']:.0f} of "
+             f"{reuse['unshared_prompt_tokens']:.0f} without; first token after {reuse['shared_first_token_s']} s vs "
+             f"{reuse['unshared_first_token_s']} s", ""]
     return write_result(result_folder(run, "models"), result, "\n".join(lines))

@@ -50,7 +50,7 @@ PLAN_TOOLS = _plan_tools(_ENGINE_TOOLS)
 #: Every tool by name, in the order the MCP server lists them.
 TOOLS: dict[str, Tool] = {t.name: t for t in (
     *_ENGINE_TOOLS,
-    Tool("recall", recall_rows(PLAN_TOOLS), format_recall, idempotent=True, budgeted=True),
+    Tool("recall", recall_rows(PLAN_TOOLS), format_recall, idempotent=True, budgeted=True, sized_by="recall"),
 )}
 
 

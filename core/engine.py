@@ -132,7 +132,8 @@ class Engine:
             raise ModelError(f"Model '{entry.id}' is not an embedding model; set embed.model to one that is.")
         path = ensure_bundled_model(entry, self.paths.models_dir)
         return LlamaEmbedder(path, model_id=entry.id, dimensions=entry.embedding_dimensions,
-                             max_tokens=entry.max_tokens or 256, threads=self.settings.embed.threads)
+                             max_tokens=entry.max_tokens or 256, threads=self.settings.embed.threads,
+                             offload=self.inference.embedding_offload())
 
     def embedder_or_none(self) -> Embedder | None:
         """The embedding model, or ``None`` when it cannot be loaded (``embed_note`` says why).
@@ -278,7 +279,7 @@ class Engine:
         """Validate ``arguments``, run ``tool`` in its workspace and render the result.
 
         ``arguments`` may include ``workspace`` (default: store.default_workspace) and ``max_chars``
-        (default: search.max_chars).
+        (default: recall.max_chars for recall, search.max_chars for the other tools).
 
         Raises:
             InvalidArgument: unknown tool or refused arguments (nothing ran, nothing was written).
@@ -294,7 +295,8 @@ class Engine:
         if "max_chars" in given:
             max_chars = int(given["max_chars"])
         else:
-            max_chars = self.settings.search.max_chars if spec.budgeted else MAX_CHARS_CEILING
+            sized_by = self.settings.recall if spec.sized_by == "recall" else self.settings.search
+            max_chars = sized_by.max_chars if spec.budgeted else MAX_CHARS_CEILING
         if "max_chars" in inspect.signature(spec.rows).parameters:
             values["max_chars"] = max_chars  # the row function sizes its own output (recall's answer)
         result = spec.rows(scope, **values)

@@ -1,8 +1,9 @@
 """The pinned model manifest (``resources/models.toml``), and custom models named by the user.
 
-A model is pinned by hash (its SHA256 is in the manifest), by revision (a hub repository, a commit and
-a file; its SHA256 is taken from the hub's LFS metadata for that commit when it is downloaded, then
-recorded), or not at all (a custom file, path or link, used unverified and said so).
+A model is pinned by hash (its SHA256 is in the manifest, whether or not it also names a hub repository
+and commit to fetch it from), by revision only (a hub repository, a commit and a file; its SHA256 is taken
+from the hub's LFS metadata for that commit when it is downloaded, then recorded), or not at all (a
+custom file, path or link, used unverified and said so).
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class ModelEntry:
 
     @property
     def pinning(self) -> Pinning:
+        """``"hash"`` when the manifest gives the SHA256 (the file is checked against it, never against the
+        hub's), ``"revision"`` for a hub commit without one, ``"none"`` for custom models."""
         if self.sha256:
             return "hash"
         if self.repository and self.revision:

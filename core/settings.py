@@ -64,15 +64,17 @@ class EmbedSettings(_Group):
         min_length=1,
         description="Manifest id of the embedding model (the bundled all-MiniLM-L6-v2 is the only one so far).",
     )
-    threads: int = Field(0, ge=0, le=256, description="CPU threads for embedding; 0 uses every core.")
+    threads: int = Field(0, ge=0, le=256, description=(
+        "CPU threads for embedding; 0 uses every core. The embedding model runs on the GPU model.gpu_device "
+        "chooses, when the llama.cpp build can use it."))
 
 
 class ModelSettings(_Group):
-    about: ClassVar[str] = "Model files and the device generation runs on"
+    about: ClassVar[str] = "Model files and the device the local models run on"
 
     gpu_device: str = Field("auto", min_length=1, description=(
-        "GPU for inference: auto (the discrete GPU with the most memory), cpu, an index or part of a name "
-        "(see `engram device`)."))
+        "GPU the local models (the helper and the embedding model) run on, each whole on that one GPU: auto "
+        "(the discrete GPU with the most memory), cpu, an index or part of a name (see `engram device`)."))
     chat_large: str = Field("qwen3.5-35b-a3b", min_length=1,
                             description="The larger chat model, offered on computers with 32 GB of memory or more.")
     hub_url: str = Field("https://huggingface.co", min_length=1, description="Model hub to download pinned models from.")
@@ -85,7 +87,11 @@ class TaggerLocalSettings(_Group):
         "A manifest id, a .gguf path, owner/repo/file.gguf, or an https link (see `engram models list`)."))
     n_ctx: int = Field(8192, ge=512, le=262144, description="Context length in tokens.")
     n_gpu_layers: int = Field(-1, ge=-1, le=1000, description="Layers offloaded to the GPU; -1 all, 0 none.")
-    threads: int = Field(0, ge=0, le=256, description="CPU threads; 0 uses every core.")
+    threads: int = Field(4, ge=0, le=256, description=(
+        "CPU threads of the helper model (never more than this computer's cores); 0 uses every core."))
+    batch: int = Field(256, ge=16, le=8192, description=(
+        "Prompt tokens the helper model reads in one step (llama.cpp's n_batch and n_ubatch); larger reads long "
+        "prompts faster on a GPU and needs more memory."))
 
 
 class TaggerSettings(_Group):

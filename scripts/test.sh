@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-env.sh test
 bin=.venv/bin; [ -d .venv/Scripts ] && bin=.venv/Scripts
-"$bin/python" -m ruff check core mcp app tests benchmark installers
+"$bin/python" -m ruff check core mcp app tests benchmark installers scripts
 bash scripts/typecheck.sh
 exec "$bin/python" -m pytest "$@"

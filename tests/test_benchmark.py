@@ -74,6 +74,12 @@ def test_models_suite_quick(tmp_path: Path) -> None:
     result = json.loads((folder / "result.json").read_text())
     assert result["load_s"]["median"] > 0 and result["with_deadline_checks"]["gen_tok_s"] > 0
     assert result["deadline_check_ns"] > 0
+    verify = result["verify_ms"]  # measured and reported (the < 10 ms target is read in RESULTS.md, not asserted)
+    assert verify["warm_calls"] == 20 and verify["warm_median"] > 0 and verify["cold"] > 0
+    reuse = result["prefix_reuse"]  # token counts, not timings: the shared instructions are evaluated once
+    assert reuse["shared_evaluated_tokens"] < reuse["unshared_evaluated_tokens"]
+    summary = (folder / "summary.md").read_text()
+    assert "verification:" in summary and "cached prefix" in summary
 
 
 def test_budget_suite_quick(tmp_path: Path) -> None:

@@ -45,6 +45,9 @@ VALUES: dict[str, tuple[str, str | None]] = {
     "recall.llm_timeout_sec": ("45.0", "0.5"),
     "recall.max_chars": ("5000", "99999"),
     "search.max_chars": ("3000", "many"),
+    "recall.run_budget.max_queries": ("8", "0"),
+    "recall.run_budget.max_rounds": ("3", "many"),
+    "recall.run_budget.deadline_sec": ("20.0", "0.01"),
     "recall.run_budget.max_tokens_per_query": ("128", "-1"),
     "search.limit": ("15", "0"),
     "search.weight_semantic": ("0.8", "heavy"),
@@ -54,6 +57,8 @@ VALUES: dict[str, tuple[str, str | None]] = {
     "tagger.base_url": ("http://127.0.0.1:11434", None),
     "tagger.remote_model": ("qwen3:4b", None),
     "tagger.local.model": ("qwen3.5-35b-a3b", None),
+    "tagger.local.threads": ("2", "-1"),
+    "tagger.local.batch": ("512", "8"),
     "model.gpu_device": ("cpu", None),
     "service.port": ("8765", "70000"),
 }
@@ -209,6 +214,9 @@ def test_a_helper_model_downloads_from_the_settings_page_with_progress(make_desk
     with ModelServer({"tiny.gguf": blob}) as server:
         desktop = make_desktop()
         page = desktop.window.settings
+        assert "Pinned by hash" in page.model_state.text(), "the default helper (qwen3.5-4b) is pinned by hash"
+        enter(page.rows["tagger.local.model"], "qwen3.5-35b-a3b")
+        assert "Pinned by revision only" in page.model_state.text()
         enter(page.rows["tagger.local.model"], f"{server.url}/files/tiny.gguf")
         assert "not downloaded" in page.model_state.text() and page.download_button.isEnabled()
         with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.kind == "download") as done:
@@ -217,6 +225,7 @@ def test_a_helper_model_downloads_from_the_settings_page_with_progress(make_desk
     job = done.args[0]
     assert job.error is None and job.percent == 100 and "3,000,000 bytes" in job.result
     assert "downloaded at" in page.model_state.text() and page.model_progress.isHidden()
+    assert "Custom model: used as it is, unverified." in page.model_state.text()
     assert page.verify_button.isEnabled() and page.remove_button.isEnabled()
     assert Path(desktop.engine.model_files().status(page._model_entry()).path).read_bytes() == blob
     with qtbot.waitSignal(desktop.jobs.finished, timeout=30_000, check_params_cb=lambda j: j.title.startswith("Remove")):

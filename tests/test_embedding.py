@@ -37,7 +37,7 @@ def test_a_damaged_model_file_is_rebuilt_before_loading(tmp_path: Path) -> None:
     target.write_bytes(b"not a model")
     path = ensure_bundled_model(ENTRY, tmp_path)
     assert sha256_file(path) == ENTRY.sha256
-    assert [p.name for p in tmp_path.iterdir()] == [ENTRY.file]  # no temporary files left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [ENTRY.file, "verified.json"]  # no temporary files left
 
 
 def test_missing_weights_package_says_how_to_install_it(tmp_path: Path) -> None:
@@ -108,3 +108,49 @@ def test_unloadable_file_is_a_model_error(tmp_path: Path) -> None:
     bad.write_bytes(b"GGUF" + b"\0" * 64)
     with pytest.raises(ModelError, match="could not load"):
         LlamaEmbedder(bad, model_id="m", dimensions=384, threads=1)
+
+
+class GpuShyLlama:
+    """The embedder's ``Llama`` seam: records each load's arguments; a load onto a GPU fails as an out-of-memory
+    GPU would, a load on the CPU is real."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, object]] = []
+
+    def __call__(self, **kwargs: object) -> object:
+        from llama_cpp import Llama
+
+        self.calls.append(kwargs)
+        if kwargs.get("n_gpu_layers"):
+            raise ValueError("Failed to load model from file (ggml_vulkan: Device memory allocation failed)")
+        return Llama(**kwargs)  # type: ignore[arg-type]
+
+
+def test_the_embedder_asks_for_the_planned_gpu_and_falls_back_to_the_cpu_with_a_note(
+        model_file: Path, capsys: pytest.CaptureFixture) -> None:
+    import llama_cpp
+
+    from engram.core.models.placement import ALL_LAYERS, Offload
+
+    llama = GpuShyLlama()
+    embedder = LlamaEmbedder(model_file, model_id="m", dimensions=384, threads=1,
+                             offload=Offload(ALL_LAYERS, main_gpu=1), llama=llama)
+    try:
+        assert embedder.embed(["a lighthouse keeper"]).shape == (1, 384)
+    finally:
+        embedder.close()
+    on_gpu, on_cpu = llama.calls
+    assert (on_gpu["n_gpu_layers"], on_gpu["main_gpu"], on_gpu["split_mode"]) == (
+        ALL_LAYERS, 1, llama_cpp.LLAMA_SPLIT_MODE_NONE)
+    assert on_cpu["n_gpu_layers"] == 0 and "main_gpu" not in on_cpu and "split_mode" not in on_cpu
+    assert {k: v for k, v in on_gpu.items() if k not in ("n_gpu_layers", "main_gpu", "split_mode")} == {
+        k: v for k, v in on_cpu.items() if k != "n_gpu_layers"}
+    assert "the GPU could not load" in embedder.note and "it runs on the CPU" in embedder.note
+    assert "engram: note: the GPU could not load" in capsys.readouterr().err
+
+
+def test_the_embedder_runs_on_the_cpu_unless_told_otherwise(model_file: Path) -> None:
+    llama = GpuShyLlama()
+    LlamaEmbedder(model_file, model_id="m", dimensions=384, threads=1, llama=llama).close()
+    (call,) = llama.calls
+    assert call["n_gpu_layers"] == 0 and "main_gpu" not in call

@@ -47,6 +47,21 @@ async def test_tools_answer_with_the_engines_text(engine: Engine, tmp_path: Path
     assert found.content[0].text == engine.call("search", {"query": "restart the worker", "max_chars": 1200}).text
 
 
+async def test_recall_max_chars_is_the_mcp_recalls_default_size(engine: Engine) -> None:
+    for i in range(8):
+        engine.call("ingest_content", {"title": f"runbook {i}", "content": "\n\n".join(
+            f"Step {j}: deploy the worker, roll it back, restart it on host {i}-{j}." for j in range(30))})
+    question = "deploy roll back restart the worker"
+    async with Client(build_server(EngineBackend(engine))) as client:
+        engine.settings.recall.max_chars = 12000
+        wide = (await client.call_tool("recall", {"question": question})).content[0].text
+        engine.settings.recall.max_chars = 1200
+        narrow = (await client.call_tool("recall", {"question": question})).content[0].text
+        asked = (await client.call_tool("recall", {"question": question, "max_chars": 6000})).content[0].text
+    assert len(narrow) <= 1200 < len(wide) <= 12000
+    assert 1200 < len(asked) <= 6000, "a caller's max_chars still wins"
+
+
 @pytest.mark.parametrize(("tool", "arguments", "message"), [
     ("search", {"query": "x", "limit": 0}, "argument 'limit' got 0"),
     ("search", {"query": 5}, "argument 'query' got 5"),

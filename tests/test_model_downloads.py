@@ -60,7 +60,8 @@ def test_pinned_by_revision_is_verified_against_the_hubs_hash_and_recorded(tmp_p
                                                                           server: ModelServer) -> None:
     files = ModelFiles(tmp_path, hub_url=server.url)
     entry = by_revision(server)
-    assert entry.pinning == "revision" and files.status(entry).pinning == "pinned by revision"
+    assert entry.pinning == "revision" and files.status(entry).pinning == (
+        "pinned by revision only (hash recorded at first download)")
     got = files.download(entry)
     assert got.hub_sha256 == SMOL.sha256
     pins = json.loads((tmp_path / "pins.json").read_text())
@@ -83,11 +84,13 @@ def test_a_re_download_the_hub_cannot_verify_keeps_the_verified_model(tmp_path: 
     entry = by_revision(server)
     files.download(entry)
     pins = (tmp_path / "pins.json").read_bytes()
+    record = (tmp_path / "verified.json").read_bytes()
     server.linked_etag = False  # the hub stops vouching for the file
     with pytest.raises(ChecksumMismatch) as refused:
         files.download(entry)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["pins.json", SMOL.file])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["pins.json", "verified.json", SMOL.file])
     assert (tmp_path / SMOL.file).read_bytes() == gguf and (tmp_path / "pins.json").read_bytes() == pins
+    assert (tmp_path / "verified.json").read_bytes() == record
     assert files.verify(entry) == tmp_path / SMOL.file
     assert refused.value.message == (
         f"The hub sent no SHA256 (X-Linked-Etag) for {SMOL.name} at {server.url}/acme/smol/resolve/{entry.revision}/"
@@ -109,11 +112,13 @@ def test_a_file_gone_from_the_hub_keeps_the_verified_model_and_its_record(tmp_pa
     entry = by_revision(server)
     files.download(entry)
     pins = (tmp_path / "pins.json").read_bytes()
+    record = (tmp_path / "verified.json").read_bytes()
     del server.files[SMOL.file]
     with pytest.raises(ServerError, match=re.escape("was not found (HTTP 404)")):
         files.download(entry)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["pins.json", SMOL.file])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["pins.json", "verified.json", SMOL.file])
     assert (tmp_path / SMOL.file).read_bytes() == gguf and (tmp_path / "pins.json").read_bytes() == pins
+    assert (tmp_path / "verified.json").read_bytes() == record
 
 
 @pytest.mark.parametrize(("path", "part_past_the_end", "error", "message", "part_kept"), [
@@ -223,7 +228,8 @@ def test_custom_models_download_unverified_and_say_so(tmp_path: Path, server: Mo
 
 
 def test_model_specs_are_resolved_or_refused(tmp_path: Path) -> None:
-    assert resolve_model("qwen3.5-4b").pinning == "revision"
+    assert resolve_model("qwen3.5-4b").pinning == "hash"
+    assert resolve_model("qwen3.5-35b-a3b").pinning == "revision"
     hub = resolve_model("owner/repo/sub/model.Q4.gguf")
     assert (hub.repository, hub.file, hub.revision) == ("owner/repo", "model.Q4.gguf", "main")
     local = tmp_path / "mine.gguf"
@@ -255,7 +261,7 @@ def test_cli_downloads_with_progress_and_lists_the_pinning(tmp_path: Path, serve
     listing = subprocess.run([sys.executable, "-m", "engram.app", "models", "list"], env=env, capture_output=True,
                              text=True, timeout=60)
     lines = {line.split()[0]: line for line in listing.stdout.splitlines()[1:]}
-    assert "pinned by revision" in lines["qwen3.5-4b"] and "pinned by hash" in lines["all-minilm-l6-v2"]
+    assert "pinned by revision only" in lines["qwen3.5-35b-a3b"] and "pinned by hash" in lines["qwen3.5-4b"]
     missing = subprocess.run([sys.executable, "-m", "engram.app", "models", "verify", "qwen3.5-4b"], env=env,
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 1 and "engram models download qwen3.5-4b" in missing.stderr

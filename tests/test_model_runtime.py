@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from engram.core.errors import ModelError
 from engram.core.manifest import model_entry
 from engram.core.models.files import ModelFiles
 from engram.core.models.generation import DeadlineExceeded, render_chat_template
+from engram.core.models.placement import ALL_LAYERS, Offload, OpenOptions
 from engram.core.models.pool import ModelPool, open_llama
 
 SMOL = ModelFiles(Path("/nonexistent")).path_for(model_entry("smollm2-135m-instruct"))
@@ -27,15 +29,20 @@ def pool() -> Iterator[ModelPool]:
     models.close()
 
 
+def at(n_ctx: int) -> tuple[str, OpenOptions]:
+    """The pool's key of the test model on the CPU with ``n_ctx`` tokens of context (2 threads, the 256 batch)."""
+    return str(SMOL), OpenOptions(n_ctx, Offload(), min(2, os.cpu_count() or 1), 256)
+
+
 def test_roles_share_one_load_per_configuration(pool: ModelPool) -> None:
     tagger = pool.get("tagger", SMOL, n_ctx=1024)
     planner = pool.get("planner", SMOL, n_ctx=1024)
     assert tagger is planner
-    assert pool.loaded() == {(str(SMOL), 1024, 0): ["planner", "tagger"]}
+    assert pool.loaded() == {at(1024): ["planner", "tagger"]}
     bigger = pool.get("tagger", SMOL, n_ctx=2048)
-    assert bigger is not tagger and (str(SMOL), 1024, 0) in pool.loaded(), "still used by the planner"
+    assert bigger is not tagger and at(1024) in pool.loaded(), "still used by the planner"
     pool.get("planner", SMOL, n_ctx=2048)
-    assert pool.loaded() == {(str(SMOL), 2048, 0): ["planner", "tagger"]}, "the unused load was released"
+    assert pool.loaded() == {at(2048): ["planner", "tagger"]}, "the unused load was released"
     pool.release("planner")
     pool.release("tagger")
     assert pool.loaded() == {}
@@ -111,16 +118,25 @@ def test_a_model_without_a_chat_template_fails_at_load(model_file: Path) -> None
     models.close()
 
 
-def gpu_shy_opener(path: str, n_ctx: int, gpu_layers: int, threads: int) -> object:
+class GpuShyOpener:
     """Loads with GPU layers fail as an out-of-memory GPU would (the seam is the pool's opener)."""
-    if gpu_layers:
-        raise ModelError("ggml_backend_cuda_buffer_type_alloc_buffer: out of memory")
-    return open_llama(path, n_ctx, gpu_layers, threads)
+
+    def __init__(self) -> None:
+        self.opened: list[OpenOptions] = []
+
+    def __call__(self, path: str, options: OpenOptions) -> object:
+        self.opened.append(options)
+        if options.offload.on_gpu:
+            raise ModelError("ggml_backend_cuda_buffer_type_alloc_buffer: out of memory")
+        return open_llama(path, options)
 
 
 def test_a_gpu_that_cannot_load_the_model_leaves_it_on_the_cpu_with_a_note(capsys: pytest.CaptureFixture) -> None:
-    models = ModelPool(threads=2, opener=gpu_shy_opener)
-    model = models.get("chat", SMOL, n_ctx=512, gpu_layers=99)
+    opener = GpuShyOpener()
+    models = ModelPool(threads=2, opener=opener)
+    model = models.get("chat", SMOL, n_ctx=512, offload=Offload(ALL_LAYERS, main_gpu=1), batch=128)
     assert "runs on the CPU" in model.note and "out of memory" in model.note
+    assert [(o.offload, o.n_ctx, o.batch) for o in opener.opened] == [(Offload(ALL_LAYERS, 1), 512, 128),
+                                                                      (Offload(), 512, 128)]
     assert "engram: note: the GPU could not load" in capsys.readouterr().err
     models.close()

@@ -7,6 +7,7 @@ loader and GPU detection are its seams for the same purpose.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from engram.core.errors import ModelError
 from engram.core.manifest import model_entry
 from engram.core.models.files import ModelFiles
 from engram.core.models.gpu import Gpu
+from engram.core.models.placement import OpenOptions
 from engram.core.models.pool import ModelPool
 
 from .conftest import HashingEmbedder
@@ -44,6 +46,11 @@ class RecordingLlama(Llama):
         super().close()
 
 
+def at(n_ctx: int) -> tuple[str, OpenOptions]:
+    """The pool's key of the test model on the CPU with ``n_ctx`` tokens of context (2 threads, the 256 batch)."""
+    return str(SMOL), OpenOptions(n_ctx, threads=min(2, os.cpu_count() or 1))
+
+
 class Opener:
     """The pool's opener seam: opens the real model file, counts loads per context size, and can hold a load
     (of one context size) until ``go`` is set or fail it."""
@@ -57,7 +64,8 @@ class Opener:
         self.llamas: list[RecordingLlama] = []
         self._lock = threading.Lock()
 
-    def __call__(self, path: str, n_ctx: int, gpu_layers: int, threads: int) -> object:
+    def __call__(self, path: str, options: OpenOptions) -> object:
+        n_ctx = options.n_ctx
         with self._lock:
             self.loads[n_ctx] = self.loads.get(n_ctx, 0) + 1
         if n_ctx == self.hold:
@@ -65,8 +73,7 @@ class Opener:
             assert self.go.wait(BOUND_S), "the test never let the held load finish"
         if self.fail(n_ctx):
             raise ModelError(f"llama.cpp could not load {path}: failed as the test asked.")
-        llama = RecordingLlama(model_path=path, n_ctx=n_ctx, n_gpu_layers=gpu_layers, n_threads=threads,
-                               n_threads_batch=threads, verbose=False)
+        llama = RecordingLlama(model_path=path, **options.llama_params(), verbose=False)
         with self._lock:
             self.llamas.append(llama)
         return llama
@@ -140,9 +147,9 @@ def test_a_load_in_flight_does_not_hold_up_another_configuration() -> None:
         assert opener.opening.wait(BOUND_S)
         other = Call(lambda: pool.get("tagger", SMOL, n_ctx=1024))
         assert other.wait(), "a request for another configuration waited for the load in flight"
-        assert other.error is None and other.result.key == (str(SMOL), 1024, 0)
+        assert other.error is None and other.result.key == at(1024)
         assert not held.done.is_set()
-        assert pool.loaded() == {(str(SMOL), 1024, 0): ["tagger"]}
+        assert pool.loaded() == {at(1024): ["tagger"]}
     finally:
         opener.go.set()
         assert held.wait()
@@ -162,7 +169,7 @@ def test_two_requests_for_one_configuration_share_one_load() -> None:
         assert first.wait() and second.wait()
         assert first.error is None and second.error is None
         assert first.result is second.result and opener.loads == {512: 1}
-        assert pool.loaded() == {(str(SMOL), 512, 0): ["planner", "tagger"]}
+        assert pool.loaded() == {at(512): ["planner", "tagger"]}
     finally:
         opener.go.set()
         pool.close()
@@ -184,7 +191,7 @@ def test_a_failed_load_leaves_nothing_behind_and_the_next_request_loads_again() 
         assert pool.loaded() == {}
         failing.clear()
         model = pool.get("tagger", SMOL, n_ctx=512)
-        assert pool.loaded() == {(str(SMOL), 512, 0): ["tagger"]} and model.key == (str(SMOL), 512, 0)
+        assert pool.loaded() == {at(512): ["tagger"]} and model.key == at(512)
     finally:
         opener.go.set()
         pool.close()

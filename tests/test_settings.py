@@ -8,7 +8,7 @@ import pytest
 
 from engram.core.errors import SettingsError
 from engram.core.paths import Paths
-from engram.core.settings import Settings, setting_keys
+from engram.core.settings import Settings, describe_key, setting_keys
 from engram.core.settings_file import env_name, load_settings, reset_value, set_value
 
 
@@ -136,3 +136,17 @@ def test_a_new_key_joins_its_table_where_the_file_splits_a_group(tmp_path: Path)
     assert file.read_text() == written
     loaded = load_settings(file, {}).settings.tagger
     assert (loaded.llm, loaded.remote_model, loaded.local.n_ctx, loaded.local.threads) == (True, "m", 4096, 2)
+
+
+def test_the_helper_reads_256_prompt_tokens_a_step_on_4_threads_by_default(tmp_path: Path) -> None:
+    assert describe_key("tagger.local.batch") == {
+        "description": "Prompt tokens the helper model reads in one step (llama.cpp's n_batch and n_ubatch); larger "
+                       "reads long prompts faster on a GPU and needs more memory.",
+        "default": 256, "accepts": "an integer from 16 to 8192"}
+    assert describe_key("tagger.local.threads")["default"] == 4
+    file = tmp_path / "settings.toml"
+    set_value(file, "tagger.local.batch", "512")
+    assert load_settings(file, {"ENGRAM_TAGGER_LOCAL_THREADS": "0"}).settings.tagger.local.model_dump(
+        include={"batch", "threads"}) == {"batch": 512, "threads": 0}
+    with pytest.raises(SettingsError, match="tagger.local.batch"):
+        set_value(file, "tagger.local.batch", "8")

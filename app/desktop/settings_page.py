@@ -41,15 +41,25 @@ if TYPE_CHECKING:
     from .desktop import Desktop
 
 #: Keys a running service or a loaded model holds: saved at once, used after a restart.
-RESTART_KEYS = frozenset({"service.port", "embed.model", "embed.threads", "model.gpu_device", "tagger.local.threads",
+RESTART_KEYS = frozenset({"service.port", "embed.model", "embed.threads", "model.gpu_device",
                           "store.read_consistency_sec"})
+
+#: How a helper model is pinned, in a sentence for the model row.
+PINNING_SENTENCES = {
+    "hash": "Pinned by hash: Engram's manifest holds its SHA256; the file is checked against it when it arrives "
+            "and whenever it changes.",
+    "revision": "Pinned by revision only: Engram's manifest has no SHA256 for it; the hub's hash for the pinned "
+                "commit is recorded at the first download and checked from then on.",
+    "none": "Custom model: used as it is, unverified.",
+}
 
 SECTIONS: list[tuple[str, list[str]]] = [
     ("Recall", ["recall.llm", "recall.llm_timeout_sec", "recall.max_chars", "search.max_chars",
-                "recall.run_budget.enabled", "recall.run_budget.max_tokens_per_query"]),
+                "recall.run_budget.enabled", "recall.run_budget.max_queries", "recall.run_budget.max_rounds",
+                "recall.run_budget.deadline_sec", "recall.run_budget.max_tokens_per_query"]),
     ("Search", ["search.limit", "search.weight_semantic", "search.weight_lexical", "search.weight_graph"]),
     ("Helper model", ["tagger.llm", "summarizer.enabled", "tagger.llm_provider", "tagger.base_url",
-                      "tagger.remote_model", "tagger.local.model"]),
+                      "tagger.remote_model", "tagger.local.model", "tagger.local.threads", "tagger.local.batch"]),
     ("Device", ["model.gpu_device"]),
     ("App and service", ["service.port", "desktop.start_at_login", "desktop.notifications"]),
 ]
@@ -276,7 +286,7 @@ class SettingsPage(QWidget):
         size = f"{st.size / 1e9:.2f} GB" if st.size else "size unknown"
         where = f"downloaded at {st.path}" if st.present else "not downloaded"
         extra = f" {st.note}" if st.note else ""
-        self.model_state.setText(f"{st.name} ({st.pinning}, {size}): {where}.{extra}")
+        self.model_state.setText(f"{st.name}, {size}: {where}. {PINNING_SENTENCES[entry.pinning]}{extra}")
         self.download_button.setEnabled(not st.present and st.available)
         self.verify_button.setEnabled(st.present)
         self.remove_button.setEnabled(st.present)
@@ -298,7 +308,7 @@ class SettingsPage(QWidget):
                 got = engine.download_model(entry, progress=lambda p: report(p.done, p.total, _rate(p)))
                 return f"{entry.id} downloaded and verified ({got.size:,} bytes)."
             if action == "verify":
-                return f"{entry.id} matches its SHA256 ({files.verify(entry)})."
+                return f"{entry.id} matches its SHA256, read in full ({files.verify(entry, full=True)})."
             return f"{entry.id} {'removed' if files.remove(entry) else 'was not downloaded'}."
 
         kind: JobKind = "download" if action == "download" else "task"

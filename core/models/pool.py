@@ -1,15 +1,15 @@
-"""The model pool: one loaded model per (file, context size, GPU layers), shared by every role.
+"""The model pool: one loaded model per (file, open options), shared by every role.
 
 Roles (tagger, summarizer, recall planner and answerer, chat) ask the pool for a model; the same
-configuration gives them the same ``LoadedModel`` (one copy in memory, one worker). When a role
-moves to another configuration, the old model is released unless another role still uses it. A
-model that cannot be loaded onto the GPU (e.g. out of memory) is loaded on the CPU with a note.
+configuration (context size, GPU offload, threads, batch) gives them the same ``LoadedModel`` (one
+copy in memory, one worker). When a role moves to another configuration, the old model is released
+unless another role still uses it. A model that cannot be loaded onto the GPU (e.g. out of memory) is
+loaded on the CPU with a note.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 from collections.abc import Callable
@@ -19,25 +19,25 @@ from typing import Any
 
 from ..errors import ModelError
 from .generation import LoadedModel
+from .placement import DEFAULT_BATCH, DEFAULT_THREADS, ON_CPU, Offload, OpenOptions, cpu_threads
 
 logger = logging.getLogger(__name__)
 
-Key = tuple[str, int, int]
-#: (model file, context size, GPU layers, CPU threads) → a loaded ``Llama``; raises ``ModelError``.
-Opener = Callable[[str, int, int, int], Any]
+Key = tuple[str, OpenOptions]
+#: (model file, open options) → a loaded ``Llama``; raises ``ModelError``.
+Opener = Callable[[str, OpenOptions], Any]
 
 
-def open_llama(path: str, n_ctx: int, gpu_layers: int, threads: int) -> Any:
+def open_llama(path: str, options: OpenOptions) -> Any:
     """Load ``path`` with llama.cpp (the pool's default opener).
 
     Raises:
         ModelError: llama.cpp cannot load the file (also: the GPU cannot hold the layers asked for).
     """
-    from llama_cpp import Llama
+    import llama_cpp
 
     try:
-        return Llama(model_path=path, n_ctx=n_ctx, n_gpu_layers=gpu_layers, n_threads=threads,
-                     n_threads_batch=threads, verbose=False)
+        return llama_cpp.Llama(model_path=path, **options.llama_params(), verbose=False)
     except (ValueError, RuntimeError, OSError) as exc:
         raise ModelError(f"llama.cpp could not load {path}: {exc}.") from exc
 
@@ -53,9 +53,12 @@ class ModelPool:
     the requests waiting for it get ``ModelError``.
     """
 
-    def __init__(self, *, threads: int = 0, opener: Opener = open_llama) -> None:
-        """``opener`` loads one model file (the default: llama.cpp; the seam tests use)."""
-        self.threads = threads or os.cpu_count() or 1
+    def __init__(self, *, threads: int = DEFAULT_THREADS, batch: int = DEFAULT_BATCH,
+                 opener: Opener = open_llama) -> None:
+        """``threads`` (0: every core; never more than the cores) and ``batch`` are what ``get`` uses when it
+        is given none. ``opener`` loads one model file (the default: llama.cpp; the seam tests use)."""
+        self.threads = cpu_threads(threads)
+        self.batch = batch
         self._opener = opener
         self._models: dict[Key, LoadedModel] = {}
         self._loading: dict[Key, Future[LoadedModel]] = {}
@@ -63,14 +66,18 @@ class ModelPool:
         self._lock = threading.Lock()
         self._closed = False
 
-    def get(self, role: str, path: Path, *, n_ctx: int = 4096, gpu_layers: int = 0) -> LoadedModel:
-        """The model for ``role``: loaded once per configuration, shared with other roles.
+    def get(self, role: str, path: Path, *, n_ctx: int = 4096, offload: Offload = ON_CPU, threads: int | None = None,
+            batch: int | None = None) -> LoadedModel:
+        """The model for ``role``: loaded once per configuration, shared with other roles. ``threads`` (0: every
+        core) and ``batch`` default to the pool's.
 
         Raises:
             ModelError: llama.cpp cannot load the file, it has no usable chat template, or the pool is
                 closed (also when it closes during the load).
         """
-        key: Key = (str(path), n_ctx, gpu_layers)
+        options = OpenOptions(n_ctx, offload, self.threads if threads is None else cpu_threads(threads),
+                              self.batch if batch is None else batch)
+        key: Key = (str(path), options)
         while True:
             with self._lock:
                 if self._closed:
@@ -148,10 +155,10 @@ class ModelPool:
         return model
 
     def _load(self, key: Key) -> LoadedModel:
-        path, n_ctx, gpu_layers = key
+        path, options = key
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"model-{Path(path).stem[:20]}")
         try:
-            llama, note = self._open(executor, path, n_ctx, gpu_layers)
+            llama, note = self._open(executor, path, options)
         except BaseException:
             executor.shutdown(wait=False)
             raise
@@ -162,17 +169,17 @@ class ModelPool:
             executor.shutdown(wait=True)
             raise
 
-    def _open(self, executor: ThreadPoolExecutor, path: str, n_ctx: int, gpu_layers: int) -> tuple[Any, str]:
+    def _open(self, executor: ThreadPoolExecutor, path: str, options: OpenOptions) -> tuple[Any, str]:
         """The loaded ``Llama`` (on ``executor``'s worker, which owns it from then on) and a note."""
         try:
-            return executor.submit(self._opener, path, n_ctx, gpu_layers, self.threads).result(), ""
+            return executor.submit(self._opener, path, options).result(), ""
         except ModelError as exc:
-            if gpu_layers == 0:
+            if not options.offload.on_gpu:
                 raise
             note = f"the GPU could not load {Path(path).name} ({exc.message}); it runs on the CPU"
         print(f"engram: note: {note}", file=sys.stderr)
         logger.warning(note)
-        return executor.submit(self._opener, path, n_ctx, 0, self.threads).result(), note
+        return executor.submit(self._opener, path, options.on_cpu()).result(), note
 
 
 def _close_all(models: list[LoadedModel]) -> None:

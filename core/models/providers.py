@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import ModelError
-from .generation import Completion, DeadlineExceeded, LoadedModel
+from .generation import Completion, DeadlineExceeded, LoadedModel, Rates
 
 KEYRING_SERVICE = "engram"
 DEFAULT_URLS = {"ollama": "http://127.0.0.1:11434", "vllm": "http://127.0.0.1:8000",
@@ -37,6 +37,19 @@ class Provider(Protocol):
 
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
                  json_schema: dict[str, Any] | None = None) -> Completion: ...
+
+    def rates(self, deadline: float | None = None) -> Rates | None:
+        """How fast the model reads and writes (``None`` when unknown, e.g. a server elsewhere)."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` for this model (an estimate where its tokenizer is not at hand)."""
+        ...
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text`` for a model whose tokenizer is elsewhere: about four bytes per token."""
+    return len(text.encode("utf-8")) // 4 + 1
 
 
 def is_loopback(url: str) -> bool:
@@ -92,6 +105,12 @@ class LocalProvider:
                  json_schema: dict[str, Any] | None = None) -> Completion:
         return self.model.complete(messages, deadline=deadline, max_tokens=max_tokens, json_schema=json_schema)
 
+    def rates(self, deadline: float | None = None) -> Rates | None:
+        return self.model.rates(deadline)
+
+    def count_tokens(self, text: str) -> int:
+        return self.model.count_tokens(text)
+
 
 @dataclass
 class OpenAICompatibleProvider:
@@ -106,6 +125,12 @@ class OpenAICompatibleProvider:
     @property
     def local(self) -> bool:
         return is_local_inference(self.name, self.base_url)
+
+    def rates(self, deadline: float | None = None) -> Rates | None:
+        return None
+
+    def count_tokens(self, text: str) -> int:
+        return estimate_tokens(text)
 
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
                  json_schema: dict[str, Any] | None = None) -> Completion:
@@ -156,6 +181,12 @@ class AnthropicProvider:
     @property
     def local(self) -> bool:
         return False
+
+    def rates(self, deadline: float | None = None) -> Rates | None:
+        return None
+
+    def count_tokens(self, text: str) -> int:
+        return estimate_tokens(text)
 
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
                  json_schema: dict[str, Any] | None = None) -> Completion:

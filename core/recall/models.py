@@ -54,5 +54,6 @@ class RecallResult(BaseModel):
     answer: str | None = Field(None, description="The local model's cited answer, when one passed the citation check.")
     cited: list[int] = Field(default_factory=list, description="Evidence numbers the answer cites.")
     notes: list[str] = Field(default_factory=list)
-    model: dict[str, Any] = Field(default_factory=dict, description="Model timings: plan_s, answer_s, dropped_steps.")
+    model: dict[str, Any] = Field(default_factory=dict, description=(
+        "What the local model did: plan_s, answer_s, dropped_steps, read_blocks of shown_blocks, fell_back."))
     seconds: float = 0.0

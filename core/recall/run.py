@@ -167,16 +167,13 @@ def run_recall(scope: Scope, tools: PlanTools, question: str, plan: list[PlanSte
     """
     started = time.perf_counter()
     path = assist.gate(scope.settings, scope.provider)
+    if path.provider is not None and not plan and len(question) > reads.QUERY_MAX_CHARS:
+        # The model's plan starts with a search of the question, which search would refuse: answer without it.
+        path = assist.ModelPath(notes=[f"note: the question is longer than a search accepts "
+                                       f"({len(question):,} of {reads.QUERY_MAX_CHARS:,} characters), so recall "
+                                       "searched it without the local model."])
     if path.provider is None:
-        if not plan:
-            found = reads.search(scope, query=question, run=run)
-            return RecallResult(question=question, planned=False, search=found, notes=path.notes,
-                                seconds=round(time.perf_counter() - started, 4))
-        steps = validate_plan(plan, tools)
-        scope, notes = _prepared(scope, run, steps)
-        reports, items = run_plan(scope, steps, tools.reads)
-        return RecallResult(question=question, planned=True, plan_source="caller", steps=reports, items=items,
-                            notes=path.notes + notes, seconds=round(time.perf_counter() - started, 4))
+        return _deterministic(scope, tools, question, plan, run, path.notes, started)
 
     deadline = time.monotonic() + scope.settings.recall.llm_timeout_sec
     source: PlanSource
@@ -184,16 +181,44 @@ def run_recall(scope: Scope, tools: PlanTools, question: str, plan: list[PlanSte
         steps, source = validate_plan(plan, tools), "caller"
     else:
         proposed = assist.plan(path.provider, question, _projects(scope), deadline, path, tools)
+        if path.failed is not None:
+            return _with_model_report(_deterministic(scope, tools, question, None, run, [path.failed], started), path)
         raw = [{"tool": "search", "args": {"query": question}}, *proposed][:8]
         steps, source = validate_plan(raw, tools), ("model" if proposed else "question")
     scope, notes = _prepared(scope, run, steps)
-    path.notes.extend(notes)
     reports, items = run_plan(scope, steps, tools.reads)
     result = RecallResult(question=question, planned=True, plan_source=source, steps=reports, items=items)
     if condense:
         evidence = format_recall(result, max_chars)  # exactly what the caller would otherwise receive
         result.answer, result.cited = assist.answer(path.provider, question, evidence, deadline, path)
-    result.notes = path.notes
-    result.model = {"plan_s": path.plan_seconds, "answer_s": path.answer_seconds, "dropped_steps": path.dropped_steps}
-    result.seconds = round(time.perf_counter() - started, 4)
+        if path.failed is not None:
+            if source == "caller":  # the deterministic result of the caller's plan is this very evidence
+                result.notes = [*notes, path.failed]
+                return _with_model_report(result, path, started)
+            return _with_model_report(_deterministic(scope, tools, question, None, run, [path.failed], started), path)
+    result.notes = path.notes + notes
+    return _with_model_report(result, path, started)
+
+
+def _deterministic(scope: Scope, tools: PlanTools, question: str, plan: list[PlanStep] | None, run: str | None,
+                   notes: list[str], started: float) -> RecallResult:
+    """The recall without a model: the question searched, or the caller's plan run; ``notes`` first."""
+    if not plan:
+        found = reads.search(scope, query=question, run=run)
+        return RecallResult(question=question, planned=False, search=found, notes=notes,
+                            seconds=round(time.perf_counter() - started, 4))
+    steps = validate_plan(plan, tools)
+    scope, budget_notes = _prepared(scope, run, steps)
+    reports, items = run_plan(scope, steps, tools.reads)
+    return RecallResult(question=question, planned=True, plan_source="caller", steps=reports, items=items,
+                        notes=notes + budget_notes, seconds=round(time.perf_counter() - started, 4))
+
+
+def _with_model_report(result: RecallResult, path: assist.ModelPath, started: float | None = None) -> RecallResult:
+    """``result`` with what the model path did (timings, dropped steps, evidence read) and the total time."""
+    result.model = {"plan_s": path.plan_seconds, "answer_s": path.answer_seconds, "dropped_steps": path.dropped_steps,
+                    "read_blocks": path.read_blocks, "shown_blocks": path.shown_blocks,
+                    "fell_back": path.failed is not None}
+    if started is not None:
+        result.seconds = round(time.perf_counter() - started, 4)
     return result

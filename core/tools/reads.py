@@ -44,13 +44,15 @@ Channel = Literal["semantic", "lexical", "graph"]
 Id = Annotated[str, Field(min_length=1, max_length=64, description="A memory id as printed by another tool.")]
 #: Stored tags are 1–50 characters; the length check also refuses text that cannot be encoded (a lone surrogate).
 TagName = Annotated[str, Field(min_length=1, max_length=50)]
+#: The longest query ``search`` accepts (a recall's question may be longer: see recall/run.py).
+QUERY_MAX_CHARS = 2000
 #: Line numbers are stored as 32-bit integers; a larger one names no line of any file.
 MAX_LINE = 2**31 - 1
 
 
 def search(
     scope: Scope,
-    query: Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in plain words.")],
+    query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX_CHARS, description="What to look for, in plain words.")],
     limit: Annotated[int | None, Field(ge=1, le=50, description="Results to return (1–50; default search.limit).")] = None,
     project: Annotated[str | None, Field(max_length=100, description="Only this project.")] = None,
     source_prefix: Annotated[str | None, Field(max_length=1000, description="Only sources under this path.")] = None,

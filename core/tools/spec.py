@@ -13,7 +13,7 @@ import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, get_type_hints
+from typing import Annotated, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -30,6 +30,8 @@ class Tool:
     idempotent: bool = False
     #: Whether the text answer can grow with the data, so callers may cap it with ``max_chars``.
     budgeted: bool = False
+    #: The settings group whose ``max_chars`` caps the answer when the caller names no size.
+    sized_by: Literal["search", "recall"] = "search"
 
     @property
     def summary(self) -> str:
