@@ -52,6 +52,15 @@ class FakeLlama:
         def token_eos() -> int:
             return -1
 
+    def __init__(self) -> None:
+        self.evaluated: list[int] = []
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        return list(text)
+
+    def eval(self, tokens: list[int]) -> None:  # the warm-up at load
+        self.evaluated += tokens
+
     def close(self) -> None:
         pass
 

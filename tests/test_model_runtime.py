@@ -55,6 +55,21 @@ def test_a_completion_streams_to_a_natural_stop(pool: ModelPool) -> None:
     assert out.first_token_s is not None and out.first_token_s <= out.seconds
 
 
+def test_a_model_is_warmed_up_at_load_and_a_shared_prefix_is_evaluated_once(pool: ModelPool) -> None:
+    model = pool.get("prefix", SMOL, n_ctx=1536)  # a configuration of its own: a fresh load
+    assert model.llama.n_tokens == 1, "one token went through every layer at load"
+    system = {"role": "system", "content": "You answer questions about a lighthouse, briefly and plainly. " * 4}
+    first = model.complete([system, {"role": "user", "content": "Who keeps it?"}], deadline=time.monotonic() + 60,
+                           max_tokens=4)
+    second = model.complete([system, {"role": "user", "content": "When is it lit?"}], deadline=time.monotonic() + 60,
+                            max_tokens=4)
+    assert first.evaluated_tokens == first.prompt_tokens, "nothing to reuse after the warm-up token"
+    assert second.evaluated_tokens is not None and second.evaluated_tokens < second.prompt_tokens / 2
+    rates = model.rates()
+    assert rates is not None and rates.source == "calls" and rates.prompt_tps > 0 and rates.gen_tps > 0
+    pool.release("prefix")
+
+
 def test_json_schema_output_always_parses(pool: ModelPool) -> None:
     model = pool.get("chat", SMOL, n_ctx=1024)
     schema = {"type": "object", "properties": {"colour": {"type": "string", "maxLength": 20},
