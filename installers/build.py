@@ -111,6 +111,11 @@ def package_macos(dist: Path, version: str) -> list[Path]:
     return [app, dmg]
 
 
+def ggml_modules(bundle: Path) -> list[str]:
+    """The ggml libraries the bundle carries (with ``GGML_BACKEND_DL``, one per backend and CPU variant)."""
+    return sorted(p.name for p in bundle.rglob("*ggml*") if p.is_file() and p.suffix in (".so", ".dll", ".dylib"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dist", type=Path, default=ROOT / "dist")
@@ -147,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "version": version, "platform": f"{sys.platform}-{platform.machine().lower()}",
         "python": platform.python_version(), "seconds": {k: round(v, 1) for k, v in seconds.items()},
-        "bundle": str(bundle), "bundle_bytes": folder_size(bundle),
+        "bundle": str(bundle), "bundle_bytes": folder_size(bundle), "ggml_libraries": ggml_modules(bundle),
         "largest_parts": [{"part": k, "bytes": v} for k, v in largest_parts(bundle)],
         "outputs": [{"path": str(p), "bytes": p.stat().st_size if p.is_file() else folder_size(p)} for p in outputs],
     }

@@ -101,8 +101,11 @@ def smoke(exe: Path) -> dict[str, object]:
         if tools != 17:
             raise AssertionError(f"mcp --standalone listed {tools} tools, not 17")
         tray_s = tray(exe, env, home / "data")
+        # Which llama.cpp backends the bundle loaded here, and the note when a GPU backend found no driver.
+        device = [line for line in run(exe, env, "device").splitlines()
+                  if line.startswith(("installed llama.cpp devices", "llama.cpp backends", "note:"))]
     return {"version": version, "ingest_s": round(ingest_s, 2), "mcp_server": name, "mcp_tools": tools,
-            "mcp_initialize_s": round(ready, 2), "tray_service_up_s": round(tray_s, 2)}
+            "mcp_initialize_s": round(ready, 2), "tray_service_up_s": round(tray_s, 2), "llama_cpp": device}
 
 
 if __name__ == "__main__":

@@ -24,37 +24,15 @@ pip() { "$bin/python" -m pip --disable-pip-version-check "$@"; }
 pip install --quiet --upgrade pip
 
 # One llama-cpp-python wheel per CPU type, built for this CPU's instruction sets and kept in a cache
-# keyed by them, so it is never used on another CPU. On Linux x86-64 the sets are read from
-# /proc/cpuinfo and AMX is left out: some CPUs (and VMs) advertise AMX without enabling its tile state,
-# and ggml's AMX kernels then die with SIGILL. Elsewhere the compiler's -march=native decides.
+# keyed by them, so it is never used on another CPU (scripts/llama-build-flags.py says how).
 llama="llama-cpp-python==0.3.36"
-read -r cpu_key cpu_cmake < <("$bin/python" - <<'PY'
-import hashlib, platform
-flags = set()
-try:
-    with open("/proc/cpuinfo") as f:
-        line = next((l for l in f if l.startswith(("flags", "Features"))), "")
-        flags = set(line.split(":", 1)[1].split()) if ":" in line else set()
-except OSError:
-    pass
-args = ["-DGGML_NATIVE=ON"]
-if platform.system() == "Linux" and platform.machine() in ("x86_64", "AMD64") and flags:
-    wanted = {"GGML_SSE42": "sse4_2", "GGML_AVX": "avx", "GGML_AVX2": "avx2", "GGML_FMA": "fma", "GGML_F16C": "f16c",
-              "GGML_BMI2": "bmi2", "GGML_AVX_VNNI": "avx_vnni", "GGML_AVX512": "avx512f",
-              "GGML_AVX512_VBMI": "avx512vbmi", "GGML_AVX512_VNNI": "avx512_vnni", "GGML_AVX512_BF16": "avx512_bf16"}
-    args = ["-DGGML_NATIVE=OFF"] + [f"-D{k}={'ON' if v in flags else 'OFF'}" for k, v in wanted.items()]
-    args += ["-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF", "-DGGML_AMX_BF16=OFF"]
-cmake = " ".join(args)
-key = "-".join([platform.system().lower(), platform.machine().lower(),
-                hashlib.sha256((" ".join(sorted(flags)) + cmake).encode()).hexdigest()[:10]])
-print(key, cmake)
-PY
-)
+read -r cpu_key cpu_cmake < <("$bin/python" scripts/llama-build-flags.py)
 cache="${ENGRAM_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/engram/wheels}/$cpu_key"
 if ! ls "$cache"/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then
   echo "setup: compiling $llama for this CPU (once; about 5–8 minutes on 2 cores)…" >&2
   mkdir -p "$cache"
-  CMAKE_ARGS="${CMAKE_ARGS:-$cpu_cmake}" pip wheel --quiet --no-deps --no-binary llama-cpp-python \
+  # --no-cache-dir: pip would otherwise hand back a wheel it built earlier with other CMake flags.
+  CMAKE_ARGS="${CMAKE_ARGS:-$cpu_cmake}" pip wheel --quiet --no-cache-dir --no-deps --no-binary llama-cpp-python \
     -w "$cache" "$llama"
 fi
 pip install --quiet --find-links "$cache" "$llama"

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the tests need (see scripts/setup-env.sh), then lints (ruff), type-checks (mypy) and runs the whole
-# test suite (pytest). Arguments go to pytest.
+# test suite (pytest). Arguments go to pytest. ENGRAM_TEST_VULKAN=1 also builds llama.cpp's Vulkan backend
+# (scripts/vulkan-build.sh: about 20 minutes the first time) and runs the tests marked `vulkan` on lavapipe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-env.sh test
 bin=.venv/bin; [ -d .venv/Scripts ] && bin=.venv/Scripts
 "$bin/python" -m ruff check core mcp app tests benchmark installers scripts
 bash scripts/typecheck.sh
+if [ "${ENGRAM_TEST_VULKAN:-}" = 1 ]; then
+  bash scripts/vulkan-build.sh
+  exec "$bin/python" -m pytest -m "not large_model" "$@"
+fi
 exec "$bin/python" -m pytest "$@"

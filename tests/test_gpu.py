@@ -128,7 +128,7 @@ def test_build_choice_matrix(os_name: str, machine: str, gpu: Gpu | None, backen
 
 def test_bootstrap_plans() -> None:
     vulkan = bootstrap_plan(choose_build(Gpu(0, "amd", "RX", 8192, True, "t"), "linux", "x86_64"), python="py")
-    assert not vulkan.prebuilt and vulkan.env == {"CMAKE_ARGS": "-DGGML_VULKAN=on"}
+    assert not vulkan.prebuilt and vulkan.env == {"CMAKE_ARGS": "-DGGML_VULKAN=on -DGGML_BACKEND_DL=on"}
     assert vulkan.command[:4] == ["py", "-m", "pip", "install"] and "--no-binary" in vulkan.command
     metal = bootstrap_plan(choose_build(None, "darwin", "arm64"), python="py")
     assert metal.prebuilt and metal.command[-1].endswith("/whl/metal")

@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -194,6 +195,9 @@ async def test_recall_with_the_local_model_sends_nothing_beyond_loopback(env: di
             result = await client.call_tool(tool, arguments)
             assert not result.is_error, result.content[0].text
     recall = result.content[0].text
-    assert recall.startswith("step 1 · search"), recall[:300]  # planned by the local model, not the plain path
+    # The local model ran: it planned (and answered), or it planned and its answer fell back with a note naming it.
+    # Which of the two depends on how much evidence this machine's speed lets it read before the deadline.
+    ran = recall.startswith("step 1 · search") or re.match(r"note: the local model .* while answering", recall)
+    assert ran, recall[:300]
     lines = [json.loads(line) for line in netlog.read_text().splitlines()]
     assert lines == [], f"connections beyond loopback: {lines}"

@@ -66,9 +66,9 @@ class LlamaEmbedder:
 
     def _open(self, offload: Offload) -> Any:
         if self._new_llama is None:
-            from llama_cpp import Llama
+            from ..models.backend import llama_library
 
-            self._new_llama = Llama
+            self._new_llama = llama_library().Llama
         return self._new_llama(model_path=str(self._path), embedding=True, n_ctx=self._max_tokens,
                                n_batch=self._max_tokens, n_ubatch=self._max_tokens, n_threads=self._threads,
                                n_threads_batch=self._threads, **offload.llama_params(), flash_attn=True,

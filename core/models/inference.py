@@ -9,7 +9,7 @@ from typing import NamedTuple
 from ..errors import EngineClosed
 from ..manifest import resolve_model
 from ..settings import Settings
-from .backend import BackendDevice, BuildChoice, backend_devices, choose_build
+from .backend import BackendDevice, BuildChoice, backend_devices, choose_build, llama_library
 from .files import ModelFiles, total_memory_mb
 from .gpu import Gpu, choose, detect
 from .placement import ALL_LAYERS, ON_CPU, Offload, llama_gpu_index
@@ -73,7 +73,7 @@ class Inference:
         """Where the embedding model goes: all its layers on the GPU ``model.gpu_device`` chooses, the same
         one as the helper model (``tagger.local.n_gpu_layers`` is the helper's alone), or the CPU when no GPU
         is chosen or the llama.cpp build cannot offload. The GPUs are probed only when one could be used."""
-        import llama_cpp
+        llama_cpp = llama_library()
 
         if self._settings().model.gpu_device.strip().lower() == "cpu" or not llama_cpp.llama_supports_gpu_offload():
             return ON_CPU
@@ -82,7 +82,7 @@ class Inference:
 
     def _placement(self) -> tuple[DevicePlan, int]:
         """The device plan and llama.cpp's number (``main_gpu``) for its GPU (0 without one)."""
-        import llama_cpp
+        llama_cpp = llama_library()
 
         settings = self._settings()
         gpus = self.gpus()

@@ -34,10 +34,10 @@ def open_llama(path: str, options: OpenOptions) -> Any:
     Raises:
         ModelError: llama.cpp cannot load the file (also: the GPU cannot hold the layers asked for).
     """
-    import llama_cpp
+    from .backend import llama_library
 
     try:
-        return llama_cpp.Llama(model_path=path, **options.llama_params(), verbose=False)
+        return llama_library().Llama(model_path=path, **options.llama_params(), verbose=False)
     except (ValueError, RuntimeError, OSError) as exc:
         raise ModelError(f"llama.cpp could not load {path}: {exc}.") from exc
 

@@ -187,12 +187,16 @@ def format_device(d: DeviceContext, max_chars: int) -> str:
     lines = [
         f"{d.os} on {d.machine}, {d.cpu_count} CPU threads, "
         + (f"{d.memory_total_mb:,} MB memory" if d.memory_total_mb else "memory unknown"),
-        f"python {d.python}, llama-cpp-python {d.llama_cpp}, GPU offload {'available' if d.gpu_offload else 'not in this build'}",
+        f"python {d.python}, llama-cpp-python {d.llama_cpp}, GPU offload " + (
+            "available" if d.gpu_offload else "not available (no GPU device for its backends)"
+            if set(d.backends) - {"CPU"} else "not in this build"),
         f"llama.cpp: {d.system_info}",
         f"embedding: {d.embed_model} on {d.embed_threads} threads; data in {d.data_dir}",
         "GPUs: " + ("; ".join(d.gpus) or "none found"),
         f"generation runs on: {d.gpu_choice}; fitting llama.cpp build: {d.build} ({d.build_reason})",
         "installed llama.cpp devices: " + (", ".join(d.backend_devices) or "unknown"),
+        *([f"llama.cpp backends loaded from files: {', '.join(d.backends)}"] if d.backends else []),
+        *([f"note: {d.backend_note}"] if d.backend_note else []),
         *([f"local inference for recall: {d.local_inference}"] if d.local_inference else []),
     ]
     if d.note:

@@ -59,9 +59,10 @@ def _memory_total_mb() -> int | None:
 
 def device_context(scope: Scope) -> DeviceContext:
     """This computer as the models see it: OS, CPU, memory, llama.cpp build and GPU offload."""
-    import llama_cpp
+    from ..models.backend import backend_devices, llama_library, loaded_backends
 
-    from ..models.backend import backend_devices
+    llama_cpp = llama_library()
+    backends = loaded_backends()
 
     services = scope.services
     gpu, build, layers, note = services.inference.device_plan()
@@ -77,7 +78,7 @@ def device_context(scope: Scope) -> DeviceContext:
         gpu_choice=f"{gpu.name} ({layers} layers)" if gpu and layers else (gpu.name + " (not used)" if gpu else "CPU"),
         build=build.backend, build_reason=build.reason,
         backend_devices=[f"{d.name} ({d.kind}, {d.memory_total_mb:,} MB)" for d in backend_devices()],
-        note=note, local_inference=inference_state(scope.settings, services.paths),
+        backends=list(backends.names) if backends.dynamic else [], backend_note=backends.note, note=note, local_inference=inference_state(scope.settings, services.paths),
     )
 
 

@@ -158,6 +158,8 @@ class DeviceContext(BaseModel):
     build: str = "cpu"
     build_reason: str = ""
     backend_devices: list[str] = Field(default_factory=list)
+    backends: list[str] = Field(default_factory=list)  # loaded from files (a GGML_BACKEND_DL build); else []
+    backend_note: str = ""
     note: str = ""
     local_inference: str = ""
 
