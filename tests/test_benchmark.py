@@ -16,19 +16,26 @@ MINI = Path(__file__).parent / "fixtures" / "scifact-format-mini.zip"  # invente
 pytestmark = pytest.mark.slow
 
 
-def run_suite(tmp_path: Path, *args: str) -> Path:
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One benchmark cache for the module, as a person's `benchmark/.cache` is shared by the suites: the corpus
+    is downloaded (pip, ~9 s) and unpacked once, and a workspace a suite indexed is reused by the next."""
+    return tmp_path_factory.mktemp("benchmark-cache")
+
+
+def run_suite(tmp_path: Path, cache: Path, *args: str) -> Path:
     results = tmp_path / "results"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     proc = subprocess.run([sys.executable, "-m", "benchmark", *args, "--quick", "--results", str(results),
-                           "--cache", str(tmp_path / "cache")], cwd=ROOT, env=env, capture_output=True, text=True,
+                           "--cache", str(cache)], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (folder,) = list(results.iterdir())
     return folder
 
 
-def test_recall_suite_quick(tmp_path: Path) -> None:
-    folder = run_suite(tmp_path, "recall")
+def test_recall_suite_quick(tmp_path: Path, cache: Path) -> None:
+    folder = run_suite(tmp_path, cache, "recall")
     result = json.loads((folder / "result.json").read_text())
     assert result["quick"] and result["sdist_sha256"] and result["tokenizer"].startswith("all-MiniLM-L6-v2")
     totals = result["totals"]
@@ -42,8 +49,8 @@ def test_recall_suite_quick(tmp_path: Path) -> None:
     assert "4-step plans (2 plans" in (folder / "summary.md").read_text()
 
 
-def test_quality_suite_quick(tmp_path: Path) -> None:
-    folder = run_suite(tmp_path, "quality", "--data", str(MINI))
+def test_quality_suite_quick(tmp_path: Path, cache: Path) -> None:
+    folder = run_suite(tmp_path, cache, "quality", "--data", str(MINI))
     result = json.loads((folder / "result.json").read_text())
     assert set(result["configs"]) >= {"lexical (BM25-only baseline)", "semantic (dense-only baseline)", "hybrid",
                                       "hybrid+graph"}
@@ -52,8 +59,8 @@ def test_quality_suite_quick(tmp_path: Path) -> None:
     assert (folder / "ndcg.png").exists()
 
 
-def test_speed_suite_quick(tmp_path: Path) -> None:
-    folder = run_suite(tmp_path, "speed")
+def test_speed_suite_quick(tmp_path: Path, cache: Path) -> None:
+    folder = run_suite(tmp_path, cache, "speed")
     result = json.loads((folder / "result.json").read_text())
     assert result["ingest"]["chunks_per_s"] > 0 and result["ingest"]["unchanged_files"] == result["ingest"]["files"]
     assert sorted(int(s) for s in result["scale"]) == [300, 1200]
@@ -63,14 +70,14 @@ def test_speed_suite_quick(tmp_path: Path) -> None:
     assert (folder / "latency.png").exists() and (folder / "memory.png").exists()
 
 
-def test_mcp_suite_quick(tmp_path: Path) -> None:
-    folder = run_suite(tmp_path, "mcp")
+def test_mcp_suite_quick(tmp_path: Path, cache: Path) -> None:
+    folder = run_suite(tmp_path, cache, "mcp")
     result = json.loads((folder / "result.json").read_text())
     assert result["tool_list"]["tools"] == 17 and result["startup"]["warm"]["first_tool_call"]["median_ms"] > 0
 
 
-def test_models_suite_quick(tmp_path: Path) -> None:
-    folder = run_suite(tmp_path, "models")
+def test_models_suite_quick(tmp_path: Path, cache: Path) -> None:
+    folder = run_suite(tmp_path, cache, "models")
     result = json.loads((folder / "result.json").read_text())
     assert result["load_s"]["median"] > 0 and result["with_deadline_checks"]["gen_tok_s"] > 0
     assert result["deadline_check_ns"] > 0
@@ -82,15 +89,15 @@ def test_models_suite_quick(tmp_path: Path) -> None:
     assert "verification:" in summary and "cached prefix" in summary
 
 
-def test_budget_suite_quick(tmp_path: Path) -> None:
-    folder = run_suite(tmp_path, "budget")
+def test_budget_suite_quick(tmp_path: Path, cache: Path) -> None:
+    folder = run_suite(tmp_path, cache, "budget")
     result = json.loads((folder / "result.json").read_text())
     assert result["searches"] > 0 and result["budget_on"]["p50_ms"] > 0 and result["budget_off"]["p50_ms"] > 0
     assert result["ledger_ops"]["reserve"]["n"] == 50 and "added by the ledger" in (folder / "summary.md").read_text()
 
 
-def test_writes_suite_quick(tmp_path: Path) -> None:
-    folder = run_suite(tmp_path, "writes")
+def test_writes_suite_quick(tmp_path: Path, cache: Path) -> None:
+    folder = run_suite(tmp_path, cache, "writes")
     result = json.loads((folder / "result.json").read_text())
     maintained, unmaintained = result["arms"]["maintained"], result["arms"]["unmaintained"]
     assert [p["stores"] for p in maintained["points"]] == [20, 60, 120]

@@ -108,6 +108,16 @@ def saved(paths: Paths, key: str) -> Any:
     return load_settings(paths.settings_file, {}).value(key)
 
 
+def settle(desktop: Desktop, qtbot: Any, lanes: tuple[str, ...] = ("settings", "keyring", "editors")) -> None:
+    """Wait until the work asked of these lanes so far has run and its results were shown (on the Qt thread):
+    the app writes settings, keys and editor configs off the Qt thread, one at a time per lane."""
+    pending = set(lanes)
+    for lane in lanes:
+        desktop.jobs.submit("task", "test: settled", lambda _report: None,
+                            on_done=lambda _job, lane=lane: pending.discard(lane), lane=lane)
+    qtbot.waitUntil(lambda: not pending, timeout=30_000)
+
+
 def enter(row: Any, text: str) -> None:
     """Type ``text`` into a row's editor and leave it, as a person would."""
     editor = row.editor
@@ -128,7 +138,8 @@ def enter(row: Any, text: str) -> None:
 # ----------------------------------------------------------------------------- settings
 
 
-def test_every_setting_on_the_page_is_saved_and_refused_values_are_not(make_desktop: Any, paths: Paths) -> None:
+def test_every_setting_on_the_page_is_saved_and_refused_values_are_not(make_desktop: Any, paths: Paths,
+                                                                       qtbot: Any) -> None:
     desktop = make_desktop()
     page = desktop.window.settings
     assert [k for _, keys in SECTIONS for k in keys] == list(page.rows)
@@ -136,16 +147,19 @@ def test_every_setting_on_the_page_is_saved_and_refused_values_are_not(make_desk
         if isinstance(row.editor, QCheckBox):
             before = saved(paths, key)
             row.editor.setChecked(not before)
+            settle(desktop, qtbot)
             assert saved(paths, key) is (not before), key
             continue
         good, bad = VALUES[key]
         enter(row, good)
+        settle(desktop, qtbot)
         assert str(saved(paths, key)) == good, key
         assert row.error.isHidden(), key
         if bad is None:
             continue
         file_before = paths.settings_file.read_bytes()
         enter(row, bad)
+        settle(desktop, qtbot)
         assert not row.error.isHidden(), f"{key}: a refused value shows why"
         assert key in row.error.text() and row.error.text(), key
         assert paths.settings_file.read_bytes() == file_before, f"{key}: nothing written"
@@ -162,12 +176,14 @@ def test_a_setting_from_the_environment_is_shown_but_not_editable(make_desktop: 
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the XDG autostart entry is Linux's mechanism")
-def test_start_at_login_writes_and_removes_the_login_entry(make_desktop: Any, home: Path) -> None:
+def test_start_at_login_writes_and_removes_the_login_entry(make_desktop: Any, home: Path, qtbot: Any) -> None:
     desktop = make_desktop()
     entry = home / ".config" / "autostart" / "engram.desktop"
     desktop.window.settings.rows["desktop.start_at_login"].editor.setChecked(True)
+    settle(desktop, qtbot)
     assert entry.exists() and " tray" in entry.read_text()
     desktop.window.settings.rows["desktop.start_at_login"].editor.setChecked(False)
+    settle(desktop, qtbot)
     assert not entry.exists()
 
 
@@ -179,30 +195,38 @@ def test_a_login_agent_on_macos_runs_the_tray(tmp_path: Path) -> None:
     assert not plist.exists()
 
 
-def test_api_keys_go_to_the_keyring_and_never_to_the_settings_file(make_desktop: Any, paths: Paths,
+def test_api_keys_go_to_the_keyring_and_never_to_the_settings_file(make_desktop: Any, paths: Paths, qtbot: Any,
                                                                    memory_keyring: MemoryKeyring) -> None:
-    page = make_desktop().window.settings
+    desktop = make_desktop()
+    page = desktop.window.settings
+    settle(desktop, qtbot)
     page.key_provider.setCurrentText("anthropic")
     page.key_input.setText("sk-ant-secret")
     page.key_store.click()
+    settle(desktop, qtbot)
     assert memory_keyring.items[("engram", "anthropic")] == "sk-ant-secret"
     assert "Stored the anthropic key" in page.key_state.text() and page.key_input.text() == ""
     assert not paths.settings_file.exists() or b"sk-ant" not in paths.settings_file.read_bytes()
     page.key_remove.click()
+    settle(desktop, qtbot)
     assert ("engram", "anthropic") not in memory_keyring.items
 
 
-def test_without_a_keyring_the_page_says_so_and_stores_nothing(make_desktop: Any) -> None:
+def test_without_a_keyring_the_page_says_so_and_stores_nothing(make_desktop: Any, qtbot: Any) -> None:
     keyring.set_keyring(FailKeyring())
-    page = make_desktop().window.settings
+    desktop = make_desktop()
+    page = desktop.window.settings
+    settle(desktop, qtbot)
     assert "No usable OS keyring" in page.key_state.text()
     assert not page.key_store.isEnabled() and not page.key_input.isEnabled()
 
 
-def test_recall_llm_explains_whether_it_can_be_on(make_desktop: Any) -> None:
-    page = make_desktop().window.settings
+def test_recall_llm_explains_whether_it_can_be_on(make_desktop: Any, qtbot: Any) -> None:
+    desktop = make_desktop()
+    page = desktop.window.settings
     assert "Now off" in page.llm_state.text() and "not downloaded yet" in page.llm_state.text()
     enter(page.rows["tagger.llm_provider"], "openai")
+    settle(desktop, qtbot)
     assert "not on this computer" in page.llm_state.text()
 
 
@@ -216,8 +240,10 @@ def test_a_helper_model_downloads_from_the_settings_page_with_progress(make_desk
         page = desktop.window.settings
         assert "Pinned by hash" in page.model_state.text(), "the default helper (qwen3.5-4b) is pinned by hash"
         enter(page.rows["tagger.local.model"], "qwen3.5-35b-a3b")
+        settle(desktop, qtbot)
         assert "Pinned by revision only" in page.model_state.text()
         enter(page.rows["tagger.local.model"], f"{server.url}/files/tiny.gguf")
+        settle(desktop, qtbot)
         assert "not downloaded" in page.model_state.text() and page.download_button.isEnabled()
         with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.kind == "download") as done:
             page.download_button.click()
@@ -327,6 +353,7 @@ def test_toggling_recall_llm_changes_what_a_real_recall_returns(make_desktop: An
     plain = ask()
     assert "deploy.md" in plain and "recall.llm is on" not in plain
     desktop.window.settings.rows["recall.llm"].editor.setChecked(True)
+    settle(desktop, qtbot)
     with_llm = ask()
     assert "note: recall.llm is on, but the helper model is not usable" in with_llm
     assert "deploy.md" in with_llm, "the deterministic evidence still comes back"
@@ -353,7 +380,9 @@ def test_the_tray_menu_actions(make_desktop: Any, home: Path, tmp_path: Path, qt
     tray.open_action.trigger()
     assert desktop.window.isVisible()
 
+    settle(desktop, qtbot)
     tray.editor_actions["cursor"].trigger()
+    settle(desktop, qtbot)
     config = json.loads((home / ".cursor" / "mcp.json").read_text())
     assert config["mcpServers"]["engram"]["args"][-1] == "mcp"
     assert tray.editor_actions["cursor"].isChecked() and "connected" in tray.editor_actions["cursor"].text()
@@ -405,10 +434,12 @@ def test_the_first_run_welcome_connects_the_editors_found(make_desktop: Any, hom
     (home / ".cursor").mkdir()
     desktop = make_desktop()
     desktop.show_welcome()
+    qtbot.waitUntil(lambda: desktop.welcome is not None, timeout=10_000)  # once the editors' files were read
     welcome = desktop.welcome
     assert welcome is not None and welcome.isVisible() and list(welcome.checks) == ["cursor"]
     with qtbot.waitSignal(welcome.done_with, timeout=10_000) as done:
         welcome.connect_button.click()
+    settle(desktop, qtbot)
     assert "Connected Cursor" in done.args[0][0]
     assert (home / ".cursor" / "mcp.json").exists() and (paths.data_dir / MARKER).exists()
     assert desktop.jobs.running() == [], "the welcome started nothing (no download)"
@@ -421,7 +452,7 @@ def test_the_first_run_welcome_connects_the_editors_found(make_desktop: Any, hom
 async def test_the_service_in_the_qt_loop_answers_mcp_while_the_window_stays_responsive(
         make_desktop: Any, paths: Paths, tmp_path: Path, home: Path) -> None:
     desktop = make_desktop(serve=True)
-    desktop.start_service()
+    await desktop.start_service()
     assert desktop.service is not None, desktop.service_note
     info = read_info(paths.data_dir)
     assert info is not None and info.pid == os.getpid() and info.url in desktop.service_note
@@ -460,6 +491,97 @@ async def test_the_service_in_the_qt_loop_answers_mcp_while_the_window_stays_res
     print(f"event-loop lag under MCP load: max {max(lags) * 1000:.0f} ms over {len(lags)} ticks")
     await desktop.shutdown()
     assert read_info(paths.data_dir) is None, "service.json withdrawn at quit"
+
+
+class SlowKeyring(MemoryKeyring):
+    """A keyring that keeps every caller waiting 2 s, as one waiting on an unlock prompt does."""
+
+    def get_password(self, service: str, username: str) -> str | None:
+        time.sleep(2)
+        return super().get_password(service, username)
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        time.sleep(2)
+        super().set_password(service, username, password)
+
+
+@pytest.mark.asyncio
+async def test_slow_keyring_and_editor_files_never_stall_the_qt_loop_or_an_editors_call(
+        make_desktop: Any, paths: Paths, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engram.app.desktop import editors
+
+    ring = SlowKeyring()
+    keyring.set_keyring(ring)
+    real_state = editors.client_state
+
+    def slow_state(client: Any, places: Places) -> str:
+        if client.name == "cursor":
+            time.sleep(2)  # a config file on a slow disk (a network home, a waking drive)
+        return real_state(client, places)
+
+    monkeypatch.setattr(editors, "client_state", slow_state)
+    (home / ".cursor").mkdir()
+    desktop = make_desktop(serve=True)
+    await desktop.start_service()
+    assert desktop.service is not None, desktop.service_note
+    info = read_info(paths.data_dir)
+    assert info is not None
+    desktop.engine.call("store", {"content": "The deploy key rotates every ninety days."})
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()  # the start's own keyring check and editors read are done
+    desktop.editors.when_loaded(lambda: desktop.jobs.submit(
+        "task", "test: keyring idle", lambda _r: None, on_done=lambda _j: ready.set_result(None), lane="keyring"))
+    await asyncio.wait_for(ready, 30)
+    # A person opens Settings (painting a page the first time is Qt's own work on its thread: done before the
+    # heartbeat starts, so what it measures is waiting) ...
+    desktop.show_window()
+    page = desktop.window.settings
+    desktop.window.tabs.setCurrentWidget(page)
+    await asyncio.sleep(0.3)
+
+    clock = QElapsedTimer()
+    clock.start()
+    gaps: list[int] = []
+    last = [clock.elapsed()]
+
+    def beat() -> None:
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    heartbeat = QTimer()
+    heartbeat.setInterval(20)
+    heartbeat.timeout.connect(beat)
+    heartbeat.start()
+    stored, read = loop.create_future(), loop.create_future()
+    desktop.keys.state.connect(lambda text, *_: stored.done() or "Stored" in text and stored.set_result(clock.elapsed()))
+    desktop.editors.changed.connect(lambda: read.done() or read.set_result(clock.elapsed()))
+
+    # ... saves an API key and refreshes Editors ...
+    page.key_provider.setCurrentText("openai")
+    page.key_input.setText("sk-test-secret")
+    page.key_store.click()
+    desktop.window.editors.refresh()
+    asked = clock.elapsed()
+    # ... while an editor searches through the app's service.
+    token = (paths.data_dir / "service.token").read_text().strip()
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    async with Client(streamable_http_client(info.url, http_client=http)) as client:
+        found = await client.call_tool("search", {"query": "deploy key rotation"})
+    answered = clock.elapsed()
+    assert not found.is_error and "ninety days" in found.content[0].text
+    assert not stored.done() and not read.done(), (f"the editor was answered while the slow calls were in flight: "
+                                                    f"asked {asked}, answered {answered}, stored {stored.done() and stored.result()}, "
+                                                    f"read {read.done() and read.result()}")
+    await asyncio.wait_for(asyncio.gather(stored, read), 30)
+    heartbeat.stop()
+    assert ring.items[("engram", "openai")] == "sk-test-secret"
+    assert desktop.editors.states["cursor"].state in ("exists", "installed")
+    assert stored.result() - asked >= 2000, "the key was stored after the keyring's wait"
+    assert max(gaps) < 250 + 20, f"the Qt loop stalled {max(gaps)} ms (gaps {sorted(gaps)[-5:]})"
+    print(f"Qt loop: longest gap {max(gaps)} ms over {len(gaps)} beats; search answered after "
+          f"{answered - asked} ms while the keyring and an editor file took 2 s each")
+    await desktop.shutdown()
 
 
 # ------------------------------------------------ single instance and signals, real processes
@@ -536,7 +658,9 @@ def test_the_device_section_shows_what_was_detected(make_desktop: Any, qtbot: An
     assert ("No GPU found" in text) == (not gpus)
 
 
-def test_a_running_headless_service_keeps_serving_and_the_window_says_so(make_desktop: Any, paths: Paths) -> None:
+@pytest.mark.asyncio
+async def test_a_running_headless_service_keeps_serving_and_the_window_says_so(make_desktop: Any,
+                                                                               paths: Paths) -> None:
     from engram.core import Settings
     from engram.mcp.service import Service
 
@@ -544,7 +668,7 @@ def test_a_running_headless_service_keeps_serving_and_the_window_says_so(make_de
     info = headless.open()
     try:
         desktop = make_desktop(serve=True)
-        desktop.start_service()
+        await desktop.start_service()
         assert desktop.service is None
         assert "already running" in desktop.service_note and str(info.pid) in desktop.service_note
         assert read_info(paths.data_dir) == info, "the running service's announcement is untouched"
@@ -575,13 +699,17 @@ def test_errors_are_notified_by_type(make_desktop: Any, tmp_path: Path, qtbot: A
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the XDG autostart entry is Linux's mechanism")
-def test_a_start_writes_a_missing_login_entry_but_never_deletes_one(make_desktop: Any, paths: Paths,
+def test_a_start_writes_a_missing_login_entry_but_never_deletes_one(make_desktop: Any, paths: Paths, qtbot: Any,
                                                                    environ: dict[str, str], home: Path) -> None:
     entry = home / ".config" / "autostart" / "engram.desktop"
     entry.parent.mkdir(parents=True)
     entry.write_text("[Desktop Entry]\nExec=/opt/other-engram/engram tray\n")
-    make_desktop(tray=False).start()
+    desktop = make_desktop(tray=False)
+    desktop.start()
+    settle(desktop, qtbot)
     assert "/opt/other-engram" in entry.read_text(), "setting off: a start leaves the entry alone"
     entry.unlink()
-    make_desktop(tray=False, env={**environ, "ENGRAM_DESKTOP_START_AT_LOGIN": "true"}).start()
+    desktop = make_desktop(tray=False, env={**environ, "ENGRAM_DESKTOP_START_AT_LOGIN": "true"})
+    desktop.start()
+    settle(desktop, qtbot)
     assert entry.exists() and " tray" in entry.read_text()

@@ -22,12 +22,12 @@ from engram.core.errors import IngestError, InvalidArgument, NotFound, SettingsE
 from engram.core.settings_file import LoadedSettings, load_settings
 from engram.mcp.errors import ServiceUnavailable
 from engram.mcp.service import Service, ServiceRunning
-from engram.mcp.setup_clients import Client, Places, client_state
+from engram.mcp.setup_clients import Places
 
-from . import autostart
-from .editors_page import connect_editor
+from .editors import EditorsController
 from .jobs import Job, Jobs
 from .overview import collect_overview
+from .settings_control import KeysController, SettingsController
 from .tray import Tray
 from .welcome import Welcome, first_run
 from .window import MainWindow
@@ -65,7 +65,6 @@ class Desktop(QObject):
         self._owns_engine = engine is None
         self.jobs = Jobs(parent=self)
         self._unsubscribe = self.engine.subscribe(self.jobs.engine_event)
-        self.jobs.changed.connect(self._update_state)
         self.jobs.finished.connect(self._job_finished)
         # Memories written by anyone (an agent storing one exchange at a time) are recounted once they go quiet.
         self._recount = QTimer(self)
@@ -73,19 +72,27 @@ class Desktop(QObject):
         self._recount.setInterval(RECOUNT_DELAY_MS)
         self._recount.timeout.connect(self.refresh)
         self.jobs.memories_changed.connect(lambda _workspace: self._recount.start())
-        self.window = MainWindow(self)
+        self.settings_control = SettingsController(self.jobs, paths, self.environ, self.engine, parent=self)
+        self.settings_control.login_failed.connect(lambda title, message: self.notify(title, message, error=True))
+        self.keys = KeysController(self.jobs, parent=self)
+        self.editors = EditorsController(self.jobs, self.places, parent=self)
+        self.editors.toggled.connect(self._editor_toggled)
         self.tray: Tray | None = None
         self.service: Service | None = None
         self.service_note = "Service not started."
         self._serve = serve
         self._tray_wanted = tray
         self._serving: asyncio.Task[None] | None = None
+        self._opening: asyncio.Task[None] | None = None
         self._failed: EngramError | None = None
         self._tray_tries = 0
         self._done: asyncio.Event | None = None
         self.state = "ready"
         self.welcome: Welcome | None = None
         self.folder_dialog: QFileDialog | None = None
+        self.jobs.changed.connect(self._update_state)
+        self.window = MainWindow(self)
+        self.editors.refresh()  # the pages and the tray show the editors once their files have been read
 
     # ------------------------------------------------------------- settings
 
@@ -93,25 +100,6 @@ class Desktop(QObject):
         """The settings as they are now (file + environment). Raises ``SettingsError`` for a bad file."""
         return load_settings(self.paths.settings_file, self.environ)
 
-    def apply_settings(self, key: str) -> None:
-        """After ``key`` was saved: hand the new settings to the engine and act on the app's own keys."""
-        settings = self.loaded_settings().settings
-        self.engine.apply_settings(settings)
-        if key == "desktop.start_at_login":
-            self.sync_autostart(removing=True)
-
-    def sync_autostart(self, *, removing: bool = False) -> None:
-        """Write the login entry when start_at_login is on and it is missing; remove it only when asked
-        (the person switched the setting off), so a start never deletes an entry it did not make."""
-        want = self.engine.settings.desktop.start_at_login
-        try:
-            enabled = autostart.is_enabled()
-            if want and not enabled:
-                autostart.set_enabled(True)
-            elif removing and not want and enabled:
-                autostart.set_enabled(False)
-        except EngramError as exc:
-            self.notify(exc.title, exc.message, error=True)
 
     # -------------------------------------------------------------- running
 
@@ -124,7 +112,7 @@ class Desktop(QObject):
     def start(self) -> None:
         if self._serve:
             self.start_service()
-        self.sync_autostart()
+        self.settings_control.sync_login_entry()
         if not self.attach_tray():
             self.show_window()
             self._retry_tray()
@@ -133,11 +121,17 @@ class Desktop(QObject):
         if first_run(self):
             self.show_welcome()
 
-    def start_service(self) -> None:
-        """Open the MCP service on this engine and serve it on the running (qasync) loop."""
+    def start_service(self) -> asyncio.Task[None]:
+        """Open the MCP service on this engine and serve it on the running (qasync) loop. Opening takes the
+        instance lock, binds the port and writes the token (file and socket work: on a worker thread); the
+        task returned ends once the service serves, or once it could not open."""
+        self._opening = asyncio.ensure_future(self._open_service())
+        return self._opening
+
+    async def _open_service(self) -> None:
         service = Service(self.paths, self.engine.settings, engine=self.engine, handle_signals=False)
         try:
-            info = service.open()
+            info = await asyncio.to_thread(service.open)
         except ServiceRunning as exc:
             self.service_note = f"{exc.message} Editors are served by it; this window works on the same data."
             logger.info(self.service_note)
@@ -174,6 +168,11 @@ class Desktop(QObject):
         asyncio.ensure_future(self.shutdown())
 
     async def shutdown(self) -> None:
+        if self._opening is not None and not self._opening.done():
+            try:  # a service still opening is let finish, then stopped like a running one
+                await asyncio.wait_for(asyncio.shield(self._opening), SHUTDOWN_TIMEOUT_S)
+            except (TimeoutError, asyncio.CancelledError):
+                logger.warning("the service did not open within %.0f s", SHUTDOWN_TIMEOUT_S)
         if self.service is not None:
             self.service.stop()
             if self._serving is not None:
@@ -208,10 +207,15 @@ class Desktop(QObject):
         self.refresh()
 
     def show_welcome(self) -> None:
+        """The first-run welcome, once the editors' settings have been read (in the background)."""
         self.show_window()
-        self.welcome = Welcome(self)
-        self.welcome.done_with.connect(self._notify_editors)
-        self.welcome.open()
+
+        def open_welcome() -> None:
+            self.welcome = Welcome(self)
+            self.welcome.done_with.connect(self._notify_editors)
+            self.welcome.open()
+
+        self.editors.when_loaded(open_welcome)
 
     def _notify_editors(self, messages: list[str]) -> None:
         for message in messages:
@@ -243,21 +247,9 @@ class Desktop(QObject):
             self.tray.pause_action.setChecked(paused)
         self._update_state()
 
-    def toggle_editor(self, client: Client) -> str:
-        """Connect ``client`` (or disconnect it when it is connected); returns what happened.
-
-        Raises:
-            SetupError: its config cannot be read, parsed or written (it is left as it was).
-        """
-        try:
-            return connect_editor(client, self.places, remove=client_state(client, self.places) == "configured")
-        finally:
-            self.editors_changed()
-
-    def editors_changed(self) -> None:
-        self.window.editors.refresh()
-        if self.tray is not None:
-            self.tray.refresh_editors()
+    def _editor_toggled(self, _name: str, message: str, ok: bool) -> None:
+        if ok:  # a failure is notified as every failed job is (``_job_finished``)
+            self.notify("Editors", message)
 
     def refresh(self) -> None:
         """Recount memories and sources (for the tray's status line and the Overview) in the background."""

@@ -1,7 +1,9 @@
 """Background work for the window and the tray: blocking engine calls on worker threads.
 
-The Qt thread never waits on the engine. ``Jobs.submit`` runs a callable on a small thread pool and
-reports through Qt signals, which Qt delivers on the thread of whoever listens (the Qt thread).
+The Qt thread never waits on the engine, a file, the keyring or a vendor tool. ``Jobs.submit`` runs a
+callable on a small thread pool (or in a *lane*: one worker per lane, so the writes of one file or store
+happen one at a time, in the order asked, and a slow keyring holds up only the keyring) and reports
+through Qt signals, which Qt delivers on the thread of whoever listens (the Qt thread).
 Ingests are followed through the engine's events: an ingest that starts on one of our workers is that
 worker's job; one that starts on another thread (an editor's ingest through the service) becomes an
 ``external`` job, so the tray shows that indexing too, and it ends on the ingest's finished or failed
@@ -70,6 +72,7 @@ class Jobs(QObject):
     def __init__(self, workers: int = 2, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="engram-job")
+        self._lanes: dict[str, ThreadPoolExecutor] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._jobs: dict[int, Job] = {}
@@ -80,10 +83,11 @@ class Jobs(QObject):
         self.finished.connect(self._dispatch)
 
     def submit(self, kind: JobKind, title: str, work: Callable[[Report], Any],
-               on_done: Callable[[Job], None] | None = None) -> Job:
+               on_done: Callable[[Job], None] | None = None, *, lane: str | None = None) -> Job:
         """Run ``work(report)`` on a worker; ``report(done, total, detail)`` updates the job's progress.
 
-        ``on_done(job)`` runs on the Qt thread when the work ends (``job.error`` set when it failed).
+        ``on_done(job)`` runs on the Qt thread when the work ends (``job.error`` set when it failed). Jobs of
+        one ``lane`` (e.g. ``"settings"``, ``"keyring"``) run one at a time in the order submitted.
         """
         job = Job(next(self._ids), kind, title)
         if on_done is not None:
@@ -111,7 +115,15 @@ class Jobs(QObject):
                 with self._lock:
                     self._by_thread.pop(thread, None)
 
-        self._pool.submit(run)
+        if lane is None:
+            self._pool.submit(run)
+        else:
+            with self._lock:
+                executor = self._lanes.get(lane)
+                if executor is None:
+                    executor = self._lanes[lane] = ThreadPoolExecutor(max_workers=1,
+                                                                      thread_name_prefix=f"engram-{lane}")
+            executor.submit(run)
         return job
 
     def engine_event(self, event: EngineEvent) -> None:
@@ -158,8 +170,13 @@ class Jobs(QObject):
             return [j for j in self._jobs.values() if not j.finished]
 
     def shutdown(self) -> None:
-        """Stop taking work; running jobs finish on their threads."""
+        """Stop taking work; running jobs finish on their threads. Work queued in a lane (a settings write, a
+        key being stored) still runs: it was asked for and nothing may be half-done."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            lanes = list(self._lanes.values())
+        for executor in lanes:
+            executor.shutdown(wait=False)
 
     def _store(self, job: Job) -> None:
         with self._lock:

@@ -1,9 +1,10 @@
 """The Settings page: the same typed settings as ``engram config``, validated by the same models.
 
-Each row edits one key. A value is written with ``settings_file.set_value`` (validate first, then an
-atomic replace), so a refused value shows the model's message under the row and the file stays as it
-was. A key set in the environment is shown but not editable (the environment wins). Saved values
-apply at once, except the few that a running service or a loaded model holds (marked).
+Each row edits one key. A value is written by the settings controller off the Qt thread with
+``settings_file.set_value`` (validate first, then an atomic replace), so a refused value shows the model's
+message under the row and the file stays as it was. A key set in the environment is shown but not
+editable (the environment wins). Saved values apply at once, except the few that a running service or a
+loaded model holds (marked). API keys go to the OS keyring through the keys controller.
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ from PySide6.QtWidgets import (
 )
 
 from engram.core import EngramError
-from engram.core.errors import SettingsError
 from engram.core.manifest import load_manifest, resolve_model
 from engram.core.models.providers import is_local_inference
 from engram.core.settings import GROUPS, describe_key, split_key
-from engram.core.settings_file import env_name, reset_value, set_value
+from engram.core.settings_file import env_name
 
 from .. import keys
 from .jobs import Job, JobKind
+from .settings_control import Refused, Saved
+from .settings_control import as_text as _text
 
 if TYPE_CHECKING:
     from .desktop import Desktop
@@ -68,12 +70,6 @@ SECTIONS: list[tuple[str, list[str]]] = [
 def _annotation(key: str) -> Any:
     group, name = split_key(key)
     return GROUPS[group].model_fields[name].annotation
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 class SettingRow(QWidget):
@@ -191,6 +187,10 @@ class SettingsPage(QWidget):
             layout.addWidget(box)
         layout.addWidget(self._keys_box())
         layout.addStretch(1)
+        desktop.settings_control.saved.connect(self._saved)
+        desktop.settings_control.refused.connect(self._refused)
+        desktop.settings_control.reset_done.connect(lambda _key: self.load())
+        desktop.keys.state.connect(self._show_key_text)
         self.load()
 
     # ------------------------------------------------------------ the rows
@@ -204,26 +204,29 @@ class SettingsPage(QWidget):
         self.show_model_state()
 
     def save(self, row: SettingRow, text: str) -> None:
-        try:
-            if _text(self.desktop.loaded_settings().value(row.key)) == text.strip():
-                row.show_error(None)  # unchanged (or typed back after a refusal): nothing to write
-                return
-            value = set_value(self.desktop.paths.settings_file, row.key, text)
-        except SettingsError as exc:
-            row.show_error(exc.message)
-            self.refused.emit(row.key, exc.message)
+        """Write ``row``'s new value in the background; ``saved`` or ``refused`` follows."""
+        self.desktop.settings_control.save(row.key, text)
+
+    def _saved(self, outcome: Saved) -> None:
+        row = self.rows.get(outcome.key)
+        if row is not None:
+            row.show_error(None)  # also when unchanged (typed back after a refusal): nothing was written
+        if not outcome.changed:
             return
-        row.show_error(None)
-        self.desktop.apply_settings(row.key)
-        if row.key in ("recall.llm", "tagger.llm_provider", "tagger.base_url", "tagger.local.model"):
+        if outcome.key in ("recall.llm", "tagger.llm_provider", "tagger.base_url", "tagger.local.model"):
             self.explain_llm()
             self.show_model_state()
-        self.saved.emit(row.key, value)
+        self.saved.emit(outcome.key, outcome.value)
+
+    def _refused(self, outcome: Refused) -> None:
+        row = self.rows.get(outcome.key)
+        if row is not None:
+            row.show_error(outcome.message)
+        self.refused.emit(outcome.key, outcome.message)
 
     def reset(self, key: str) -> None:
-        reset_value(self.desktop.paths.settings_file, key)
-        self.desktop.apply_settings(key)
-        self.load()
+        """Back to the default (in the background); the rows are shown again after."""
+        self.desktop.settings_control.reset(key)
 
     # ---------------------------------------------------- recall.llm state
 
@@ -361,56 +364,33 @@ class SettingsPage(QWidget):
         self.key_store.clicked.connect(self.store_key)
         self.key_remove.clicked.connect(self.remove_key)
         # Reading a secret can make the OS ask to unlock the keyring: only when the person picks a provider.
-        self.key_provider.currentTextChanged.connect(lambda _t: self.show_key_state())
+        self.key_provider.currentTextChanged.connect(self.desktop.keys.show)
         for w in (self.key_provider, self.key_input, self.key_store, self.key_remove):
             row.addWidget(w)
         layout.addLayout(row)
-        self.key_state = QLabel()
+        self.key_state = QLabel("Checking the keyring…")
         self.key_state.setWordWrap(True)
         layout.addWidget(self.key_state)
-        try:
-            self._show_key_text(f"Keys are kept in {keys.check_backend()}.", ok=True)
-        except keys.KeyringUnavailable as exc:
-            self._show_key_text(exc.message, ok=False)
+        for w in (self.key_input, self.key_store, self.key_remove):
+            w.setEnabled(False)  # until the keyring has answered
+        self.desktop.keys.check()
         return box
 
-    def show_key_state(self, message: str = "") -> None:
-        provider = self.key_provider.currentText()
-        try:
-            stored = keys.has_key(provider)
-            text = message or (f"A key for {provider} is stored ({keys.backend_name()})." if stored
-                               else f"No key stored for {provider}.")
-            ok = True
-        except keys.KeyringUnavailable as exc:
-            text, ok = exc.message, False
-        self._show_key_text(text, ok=ok)
-
-    def _show_key_text(self, text: str, *, ok: bool) -> None:
+    def _show_key_text(self, text: str, works: bool, is_error: bool) -> None:
         self.key_state.setText(text)
-        self.key_state.setStyleSheet("" if ok else "color: #b00020")
+        self.key_state.setStyleSheet("color: #b00020" if is_error else "")
         for w in (self.key_input, self.key_store, self.key_remove):
-            w.setEnabled(ok)
+            w.setEnabled(works)
 
     def store_key(self) -> None:
-        provider = self.key_provider.currentText()
-        try:
-            keys.store_key(provider, self.key_input.text())
-        except EngramError as exc:
-            self.key_input.clear()
-            self.key_state.setText(exc.message)
-            self.key_state.setStyleSheet("color: #b00020")
-            return
+        """Store the typed key (the field is cleared at once: the secret stays in no widget)."""
+        secret = self.key_input.text()
         self.key_input.clear()
-        self.show_key_state(f"Stored the {provider} key in the keyring ({keys.backend_name()}).")
+        self.key_state.setText("Storing…")
+        self.desktop.keys.store(self.key_provider.currentText(), secret)
 
     def remove_key(self) -> None:
-        provider = self.key_provider.currentText()
-        try:
-            removed = keys.remove_key(provider)
-        except EngramError as exc:
-            self.key_state.setText(exc.message)
-            return
-        self.show_key_state(f"Removed the {provider} key." if removed else f"No key was stored for {provider}.")
+        self.desktop.keys.remove(self.key_provider.currentText())
 
 
 def _rate(p: Any) -> str:

@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from engram.mcp.setup_clients import CLIENTS, Client, SetupError, client_state
+from engram.mcp.setup_clients import CLIENTS
 
 from .resources import tray_icon
 
@@ -37,7 +37,7 @@ class Tray(QObject):
         for client in CLIENTS.values():
             action = self.editors_menu.addAction(client.label)
             action.setCheckable(True)
-            action.triggered.connect(lambda _checked=False, c=client: self._toggle_editor(c))
+            action.triggered.connect(lambda _checked=False, name=client.name: desktop.editors.toggle(name))
             self.editor_actions[client.name] = action
         self.ingest_action = self.menu.addAction("Ingest a folder…")
         self.ingest_action.triggered.connect(desktop.choose_folder_to_ingest)
@@ -49,6 +49,7 @@ class Tray(QObject):
         self.quit_action.triggered.connect(desktop.quit)
         self.icon.setContextMenu(self.menu)
         self.icon.activated.connect(self._activated)
+        desktop.editors.changed.connect(self.refresh_editors)
         self.refresh_editors()
         self.set_state("ready")
 
@@ -66,8 +67,10 @@ class Tray(QObject):
         self.status_action.setText(text)
 
     def refresh_editors(self) -> None:
+        """Show the editors' states as last read (the controller reads them in the background)."""
         for name, action in self.editor_actions.items():
-            configured = client_state(CLIENTS[name], self.desktop.places) == "configured"
+            state = self.desktop.editors.states.get(name)
+            configured = state is not None and state.connected
             action.setChecked(configured)
             action.setText(f"{CLIENTS[name].label} (connected)" if configured else CLIENTS[name].label)
 
@@ -75,12 +78,6 @@ class Tray(QObject):
         kind = (QSystemTrayIcon.MessageIcon.Critical if error else
                 QSystemTrayIcon.MessageIcon.Warning if warning else QSystemTrayIcon.MessageIcon.Information)
         self.icon.showMessage(title, message, kind, 8000)
-
-    def _toggle_editor(self, client: Client) -> None:
-        try:
-            self.desktop.notify("Editors", self.desktop.toggle_editor(client))
-        except SetupError as exc:
-            self.desktop.notify(exc.title, exc.message, error=True)
 
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason in (QSystemTrayIcon.ActivationReason.Trigger, QSystemTrayIcon.ActivationReason.DoubleClick):

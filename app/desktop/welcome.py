@@ -1,7 +1,8 @@
 """The first-run welcome: connect the editors found on this computer, pick a folder to ingest.
 
-Shown once per data folder (a marker file records that it was closed). It downloads nothing:
-the embedding model is bundled, and a helper model is fetched only from the Settings page.
+Shown once per data folder (a marker file records that it was closed), once the editors' settings have
+been read (in the background). It downloads nothing: the embedding model is bundled, and a helper model is
+fetched only from the Settings page.
 """
 
 from __future__ import annotations
@@ -10,11 +11,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QLabel, QPushButton, QVBoxLayout
-
-from engram.core import EngramError
-from engram.mcp.setup_clients import CLIENTS, client_state
-
-from .editors_page import connect_editor
 
 if TYPE_CHECKING:
     from .desktop import Desktop
@@ -37,15 +33,15 @@ class Welcome(QDialog):
         text.setWordWrap(True)
         layout.addWidget(text)
         self.checks: dict[str, QCheckBox] = {}
-        for client in CLIENTS.values():
-            state = client_state(client, desktop.places)
-            if state in ("exists", "installed"):
-                box = self.checks[client.name] = QCheckBox(client.label)
+        states = desktop.editors.states
+        for editor in states.values():
+            if editor.state in ("exists", "installed"):
+                box = self.checks[editor.name] = QCheckBox(editor.label)
                 box.setChecked(True)
                 layout.addWidget(box)
-            elif state == "configured":
-                layout.addWidget(QLabel(f"✓ {client.label} is already connected."))
-        if not self.checks and not any(client_state(c, desktop.places) == "configured" for c in CLIENTS.values()):
+            elif editor.connected:
+                layout.addWidget(QLabel(f"✓ {editor.label} is already connected."))
+        if not self.checks and not any(editor.connected for editor in states.values()):
             layout.addWidget(QLabel("No editor found yet; connect one later from the Editors page."))
         self.folder_button = QPushButton("Choose a folder to ingest…")
         self.folder_button.clicked.connect(desktop.choose_folder_to_ingest)
@@ -59,21 +55,21 @@ class Welcome(QDialog):
         self.finished.connect(self._finish)
 
     def _finish(self, result: int) -> None:
-        messages = []
-        if result == QDialog.DialogCode.Accepted:
-            for name, box in self.checks.items():
-                if box.isChecked():
-                    try:
-                        messages.append(connect_editor(CLIENTS[name], self.desktop.places))
-                    except EngramError as exc:
-                        messages.append(f"{exc.title}: {exc.message}")
-        try:
-            self.desktop.paths.data_dir.mkdir(parents=True, exist_ok=True)
-            (self.desktop.paths.data_dir / MARKER).touch()
-        except OSError:
-            pass  # shown again next time; nothing else depends on it
-        self.desktop.editors_changed()
-        self.done_with.emit(messages)
+        chosen = [name for name, box in self.checks.items() if box.isChecked()]
+        data_dir = self.desktop.paths.data_dir
+
+        def mark(_report: object) -> None:
+            try:
+                data_dir.mkdir(parents=True, exist_ok=True)
+                (data_dir / MARKER).touch()
+            except OSError:
+                pass  # shown again next time; nothing else depends on it
+
+        self.desktop.jobs.submit("task", "Remembering the welcome was shown", mark, lane="settings")
+        if result == QDialog.DialogCode.Accepted and chosen:
+            self.desktop.editors.connect_all(chosen, self.done_with.emit)
+        else:
+            self.done_with.emit([])
 
 
 def first_run(desktop: Desktop) -> bool:
