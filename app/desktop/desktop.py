@@ -183,6 +183,7 @@ class Desktop(QObject):
                 except Exception:  # the service's own failure: logged, the app still quits
                     logger.exception("the service stopped with an error")
             self.service.close()
+        self._recount.stop()
         self.jobs.shutdown()
         self._unsubscribe()
         self.engine.resume_indexing()

@@ -18,10 +18,6 @@ from engram.mcp.setup_clients import CLIENTS, Client, Places, client_state, conf
 
 from .jobs import Job, Jobs
 
-#: What each state means to a person.
-STATE_TEXT = {"configured": "connected", "exists": "not connected", "installed": "installed, not connected",
-              "not found": "not found on this computer"}
-
 
 @dataclass(frozen=True)
 class EditorState:

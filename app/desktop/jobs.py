@@ -73,6 +73,7 @@ class Jobs(QObject):
         super().__init__(parent)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="engram-job")
         self._lanes: dict[str, ThreadPoolExecutor] = {}
+        self._closed = False
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._jobs: dict[int, Job] = {}
@@ -90,6 +91,9 @@ class Jobs(QObject):
         one ``lane`` (e.g. ``"settings"``, ``"keyring"``) run one at a time in the order submitted.
         """
         job = Job(next(self._ids), kind, title)
+        if self._closed:  # a timer or a late signal after quit: nothing runs, nothing is reported
+            logger.debug("not started after shutdown: %s", title)
+            return replace(job, finished=True, error=EngramError("Engram is quitting.", title="Not started"))
         if on_done is not None:
             self._handlers[job.id] = on_done
         self._store(job)
@@ -172,6 +176,7 @@ class Jobs(QObject):
     def shutdown(self) -> None:
         """Stop taking work; running jobs finish on their threads. Work queued in a lane (a settings write, a
         key being stored) still runs: it was asked for and nothing may be half-done."""
+        self._closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             lanes = list(self._lanes.values())

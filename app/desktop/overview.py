@@ -5,15 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
+    QMessageBox,
     QProgressBar,
     QPushButton,
-    QTextBrowser,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from engram.core import EngramError
 
+from .cards import ForgetTarget, ResultsView
 from .jobs import Job
 
 if TYPE_CHECKING:
@@ -29,22 +29,44 @@ if TYPE_CHECKING:
 
 
 def collect_overview(engine: Any) -> dict[str, Any]:
-    """Counts per workspace and project and the latest notes (runs on a worker thread)."""
+    """Counts per workspace and project, passages and notes, and the latest notes (runs on a worker thread)."""
     workspaces: list[dict[str, Any]] = []
     recent: list[dict[str, Any]] = []
     for name in engine.workspace_names():
         try:
             out = engine.call("wake_up", {"workspace": name, "limit": 8})
+            kinds = {k.name: k.count for k in engine.call("status", {"workspace": name}).result.by_kind}
         except EngramError as exc:
-            workspaces.append({"name": name, "error": exc.message, "projects": [], "memories": 0, "sources": 0})
+            workspaces.append({"name": name, "error": exc.message, "projects": [], "memories": 0, "sources": 0,
+                               "notes": 0, "passages": 0})
             continue
         w = out.result
         workspaces.append({"name": name, "memories": w.memories, "sources": w.sources,
+                           "notes": kinds.get("note", 0) + kinds.get("exchange", 0),
+                           "passages": kinds.get("chunk", 0) + kinds.get("content", 0),
                            "projects": [(p.project, p.memories, p.sources) for p in w.projects]})
         recent.extend({"workspace": name, "title": m.title or m.content[:80], "project": m.project,
                        "updated_at": m.updated_at, "id": m.id} for m in w.recent)
     recent.sort(key=lambda m: m["updated_at"], reverse=True)
     return {"workspaces": workspaces, "recent": recent[:10]}
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def state_sentence(overview: dict[str, Any], editors_connected: int, local_ai: bool) -> str:
+    """The Home page's one sentence: what Engram remembers, how many editors use it, whether local AI is on."""
+    passages = sum(w.get("passages", 0) for w in overview["workspaces"])
+    notes = sum(w.get("notes", 0) for w in overview["workspaces"])
+    files = sum(w.get("sources", 0) for w in overview["workspaces"])
+    if passages or notes:
+        held = (f"Engram remembers {_count(passages, 'passage', 'passages')} from {_count(files, 'file', 'files')}"
+                f" and {_count(notes, 'note', 'notes')}")
+    else:
+        held = "Engram remembers nothing yet"
+    editors = _count(editors_connected, "editor", "editors") + " connected"
+    return f"{held} · {editors} · local AI {'on' if local_ai else 'off'}"
 
 
 class JobRow(QWidget):
@@ -72,26 +94,37 @@ class JobRow(QWidget):
 class OverviewPage(QWidget):
     """Counts, recent memories, recall, jobs. Every engine call runs as a job."""
 
-    recall_shown = Signal(str)  # the rendered response, once shown (tests wait on it)
+    recall_shown = Signal(str)  # the recall's text as an editor would get it, once its cards are shown
+    forgotten = Signal(str)  # what was forgotten, in a sentence (or why not)
 
     def __init__(self, desktop: Desktop) -> None:
         super().__init__()
         self.desktop = desktop
         layout = QVBoxLayout(self)
+        self.state = QLabel("Counting what Engram remembers…")
+        self.state.setWordWrap(True)
+        self.state.setAccessibleName("What Engram remembers")
+        layout.addWidget(self.state)
+        self._overview: dict[str, Any] | None = None
+        desktop.editors.changed.connect(self.show_state)
 
         ask = QHBoxLayout()
         self.question = QLineEdit()
         self.question.setPlaceholderText("Ask your memory (recall): e.g. how do we deploy, and how do we roll back?")
         self.question.returnPressed.connect(self.run_recall)
+        self.question.setAccessibleName("Question")
         self.ask_button = QPushButton("Recall")
+        self.ask_button.setAccessibleName("Recall")
         self.ask_button.clicked.connect(self.run_recall)
         ask.addWidget(self.question, 1)
         ask.addWidget(self.ask_button)
         layout.addLayout(ask)
-        self.answer = QTextBrowser()
-        self.answer.setFont(QFont("monospace"))
-        self.answer.setPlaceholderText("The recalled evidence appears here, each block with its source and lines.")
-        layout.addWidget(self.answer, 3)
+        self.results = ResultsView()
+        self.results.show_message("What you recall appears here as cards: where each passage comes from, the words "
+                                  "that matched, and actions to open, copy or forget it.")
+        self.results.forget_requested.connect(self.confirm_forget)
+        layout.addWidget(self.results, 3)
+        self.confirm: QMessageBox | None = None
 
         row = QHBoxLayout()
         left = QVBoxLayout()
@@ -125,6 +158,8 @@ class OverviewPage(QWidget):
             self.counts.addTopLevelItem(QTreeWidgetItem([f"{job.error.title}: {job.error.message}", "", ""]))
             return
         data = job.result
+        self._overview = data
+        self.show_state()
         self.counts.clear()
         for w in data["workspaces"]:
             top = QTreeWidgetItem([w["name"], f"{w['memories']:,}", f"{w['sources']:,}"])
@@ -143,25 +178,70 @@ class OverviewPage(QWidget):
         if not data["recent"]:
             self.recent.addItem("No notes yet (agents add them with the remember tool).")
 
+    def show_state(self) -> None:
+        """The sentence at the top, from the last counts and the editors' states."""
+        if self._overview is None:
+            return
+        connected = sum(1 for e in self.desktop.editors.states.values() if e.connected)
+        self.state.setText(state_sentence(self._overview, connected, self.desktop.engine.settings.recall.llm))
+
     # ------------------------------------------------------------------ recall
 
     def run_recall(self) -> None:
         question = self.question.text().strip()
         if not question:
-            self.answer.setPlainText("Type a question first.")
+            self.results.show_message("Type a question first.")
             return
         self.ask_button.setEnabled(False)
-        self.answer.setPlainText("Recalling…")
+        self.results.show_message("Recalling…")
         engine = self.desktop.engine
         self.desktop.jobs.submit("recall", f"Recall: {question[:60]}",
-                                 lambda report: engine.call("recall", {"question": question}).text,
+                                 lambda report: engine.call("recall", {"question": question}),
                                  on_done=self.show_recall)
 
     def show_recall(self, job: Job) -> None:
         self.ask_button.setEnabled(True)
-        text = job.result if job.error is None else f"{job.error.title}: {job.error.message}"
-        self.answer.setPlainText(text)
+        if job.error is not None:
+            text = f"{job.error.title}: {job.error.message}"
+            self.results.show_message(text)
+        else:
+            text = job.result.text
+            self.results.show_recall(job.result.result)
         self.recall_shown.emit(text)
+
+    # ------------------------------------------------------------------ forget
+
+    def confirm_forget(self, target: ForgetTarget) -> None:
+        """Ask before forgetting (a window-modal box that blocks nothing else); only the one file or note goes."""
+        what = (f"the file {target.label} and every passage Engram keeps from it" if target.kind == "source"
+                else f"the note “{target.label}”")
+        box = QMessageBox(QMessageBox.Icon.Question, "Forget", f"Forget {what}?", parent=self)
+        box.setInformativeText("Nothing else is touched" + (": the file itself stays on your disk." if
+                                                            target.kind == "source" else "."))
+        forget = box.addButton("Forget", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.finished.connect(lambda _r: self.forget(target) if box.clickedButton() is forget else None)
+        self.confirm = box
+        box.open()
+
+    def forget(self, target: ForgetTarget) -> None:
+        """Forget ``target`` in the background; the counts and the shown results follow."""
+        engine = self.desktop.engine
+        self.desktop.jobs.submit("task", f"Forget {target.label}", lambda report: engine.call("delete", target.args),
+                                 on_done=lambda job: self._forgotten(target, job))
+
+    def _forgotten(self, target: ForgetTarget, job: Job) -> None:
+        if job.error is not None:
+            text = f"{job.error.title}: {job.error.message}"
+        else:
+            deleted = job.result.result
+            text = (f"Forgot {target.label} ({deleted.chunks:,} passages)." if target.kind == "source"
+                    else f"Forgot the note “{target.label}”.")
+            if self.question.text().strip():
+                self.run_recall()  # the results shown must not offer what is gone
+        self.desktop.notify("Memory", text)
+        self.forgotten.emit(text)
 
     # -------------------------------------------------------------------- jobs
 

@@ -1,0 +1,273 @@
+"""Results as cards, driven for real offscreen on a real engine's search and recall results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QObject, QUrl, Slot
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QAbstractButton, QLabel, QPushButton
+
+from engram.app.desktop.cards import ForgetTarget, ResultCard, ResultsView, found_by
+from engram.core import Engine
+from engram.core.tools.results import SearchHit
+
+from .conftest import write_tree
+
+BACKUP = """# Backups
+
+The backup schedule runs nightly at 02:00 and keeps fourteen copies.
+
+## Restore
+
+To restore a backup, stop the service first, then copy the newest archive back.
+Never run <script>alert(1)</script> or trust <b>markup</b> found in a backup.
+"""
+NOTE = "We moved the backup schedule to Sundays after the disk filled up. <b>loud</b> <script>x()</script>"
+
+
+@pytest.fixture
+def filled(real_engine: Engine, tmp_path: Path) -> dict[str, str]:
+    """A folder with one markdown file, ingested, and one note: what the cards are made from."""
+    docs = write_tree(tmp_path / "docs", {"ops/backup.md": BACKUP})
+    real_engine.call("ingest_path", {"path": str(docs)})
+    note = real_engine.call("store", {"content": NOTE}).result.id
+    return {"backup": str(docs / "ops" / "backup.md"), "note": note}
+
+
+def hit(engine: Engine, query: str, kind: str) -> SearchHit:
+    hits = [h for h in engine.call("search", {"query": query}).result.hits if h.kind == kind]
+    assert hits, f"the search for {query!r} found no {kind}"
+    return hits[0]
+
+
+def button(card: ResultCard, name: str) -> QPushButton:
+    found = [b for b in card.findChildren(QPushButton) if b.text() == name]
+    assert len(found) == 1, f"one {name} button"
+    return found[0]
+
+
+class UrlCatcher(QObject):
+    """Takes the file URLs that Open and Show in folder hand to the desktop (instead of a file manager)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[QUrl] = []
+
+    @Slot(QUrl)
+    def catch(self, url: QUrl) -> None:
+        self.urls.append(url)
+
+
+@pytest.fixture
+def opened(qapp: Any) -> Any:
+    catcher = UrlCatcher()
+    QDesktopServices.setUrlHandler("file", catcher, "catch")
+    yield catcher.urls
+    QDesktopServices.unsetUrlHandler("file")
+
+
+def test_channels_are_said_in_words() -> None:
+    assert found_by(["semantic", "lexical"]) == "found by meaning and by words"
+    assert found_by(["graph"]) == "found by link"
+    assert found_by(["semantic", "lexical", "graph"]) == "found by meaning, by words and by link"
+    assert found_by([]) == ""
+
+
+def test_a_file_hit_shows_its_path_lines_and_the_query_words_in_bold(qtbot: Any, real_engine: Engine,
+                                                                     filled: dict[str, str]) -> None:
+    chunk = hit(real_engine, "backup schedule", "chunk")
+    card = ResultCard.for_memory(chunk, "the backup schedule")
+    qtbot.addWidget(card)
+    assert card.title.text() == chunk.title == "Backups"
+    assert card.where.text() == f"ops/backup.md · lines {chunk.start_line}–{chunk.end_line}"
+    assert chunk.end_line > chunk.start_line >= 1
+    snippet = card.snippet.text()
+    assert "<b>backup</b> <b>schedule</b>" in snippet
+    assert "<b>the</b>" not in snippet, "stop words stay plain"
+    assert len(card.snippet_text) <= 242
+    assert card.found.text() == found_by(chunk.channels) and card.found.text().startswith("found by ")
+
+
+def test_stored_markup_is_shown_escaped_never_as_markup(qtbot: Any, real_engine: Engine,
+                                                        filled: dict[str, str]) -> None:
+    note = ResultCard.for_memory(hit(real_engine, "backup schedule Sundays", "note"), "Sundays loud")
+    chunk = ResultCard.for_memory(hit(real_engine, "restore markup script", "chunk"), "restore markup")
+    for card in (note, chunk):
+        qtbot.addWidget(card)
+        html = card.snippet.text()
+        assert "<script>" not in html and "&lt;script&gt;" in html
+        assert "&lt;b&gt;" in html
+    assert "<b>Sundays</b>" in note.snippet.text() and "&lt;b&gt;<b>loud</b>&lt;/b&gt;" in note.snippet.text()
+    assert "<b>markup</b>" in chunk.snippet.text()
+    # the title is plain text (a note's first line may hold markup too)
+    assert note.title.text() == NOTE and note.title.textFormat().name == "PlainText"
+
+
+def test_a_note_shows_its_date_and_hides_open_and_show_in_folder(qtbot: Any, real_engine: Engine,
+                                                                 filled: dict[str, str]) -> None:
+    memory = hit(real_engine, "backup schedule Sundays", "note")
+    card = ResultCard.for_memory(memory, "Sundays")
+    qtbot.addWidget(card)
+    card.show()
+    assert card.where.text() == f"note · {memory.updated_at.date().isoformat()}"
+    assert not button(card, "Open").isVisible() and not button(card, "Show in folder").isVisible()
+    assert button(card, "Copy").isVisible() and button(card, "Forget").isVisible()
+
+
+def test_open_and_show_in_folder_hand_the_file_and_its_folder_to_the_desktop(
+        qtbot: Any, real_engine: Engine, filled: dict[str, str], opened: list[QUrl]) -> None:
+    card = ResultCard.for_memory(hit(real_engine, "backup schedule", "chunk"), "backup")
+    qtbot.addWidget(card)
+    card.show()
+    assert button(card, "Open").isEnabled() and button(card, "Show in folder").isEnabled()
+    button(card, "Open").click()
+    button(card, "Show in folder").click()
+    assert [u.toLocalFile() for u in opened] == [filled["backup"], str(Path(filled["backup"]).parent)]
+
+
+def test_open_is_disabled_once_the_file_is_gone(qtbot: Any, real_engine: Engine, filled: dict[str, str]) -> None:
+    memory = hit(real_engine, "backup schedule", "chunk")
+    Path(filled["backup"]).unlink()
+    card = ResultCard.for_memory(memory, "backup")
+    qtbot.addWidget(card)
+    card.show()
+    assert button(card, "Open").isVisible() and not button(card, "Open").isEnabled()
+    assert "no longer" in button(card, "Open").toolTip()
+
+
+def test_copy_puts_the_path_lines_and_content_on_the_clipboard(qtbot: Any, real_engine: Engine,
+                                                               filled: dict[str, str]) -> None:
+    chunk = hit(real_engine, "backup schedule", "chunk")
+    card = ResultCard.for_memory(chunk, "backup")
+    qtbot.addWidget(card)
+    button(card, "Copy").click()
+    clipboard = QGuiApplication.clipboard()
+    assert clipboard.text() == f"ops/backup.md:{chunk.start_line}-{chunk.end_line}\n\n{chunk.content}"
+    note = ResultCard.for_memory(hit(real_engine, "backup schedule Sundays", "note"), "")
+    qtbot.addWidget(note)
+    button(note, "Copy").click()
+    assert clipboard.text() == NOTE
+
+
+def test_forget_emits_what_delete_needs_and_deletes_nothing(qtbot: Any, real_engine: Engine,
+                                                            filled: dict[str, str]) -> None:
+    result = real_engine.call("search", {"query": "backup schedule"}).result
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.show_search(result, "backup schedule")
+    by_kind = {c.memory.kind: c for c in view.cards if c.memory is not None}
+    asked: list[ForgetTarget] = []
+    view.forget_requested.connect(asked.append)
+    button(by_kind["chunk"], "Forget").click()
+    button(by_kind["note"], "Forget").click()
+    assert asked == [ForgetTarget(args={"source": filled["backup"]}, label="ops/backup.md", kind="source"),
+                     ForgetTarget(args={"ids": [filled["note"]]}, label=NOTE[:79].rstrip() + "…", kind="note")]
+    again = real_engine.call("search", {"query": "backup schedule"}).result
+    assert [h.id for h in again.hits] == [h.id for h in result.hits], "the card deleted nothing"
+
+
+def test_a_search_with_no_hits_says_so(qtbot: Any, real_engine: Engine) -> None:
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.show_search(real_engine.call("search", {"query": "zebra crossing"}).result, "zebra crossing")
+    assert view.cards == []
+    assert view.message.text() == "Nothing found for “zebra crossing”."
+
+
+def test_recall_shows_the_plan_then_a_card_per_evidence(qtbot: Any, real_engine: Engine,
+                                                        filled: dict[str, str]) -> None:
+    result = real_engine.call("recall", {"question": "when do backups run?", "plan": [
+        {"tool": "search", "args": {"query": "backup schedule"}},
+        {"tool": "file_summary", "args": {"source": filled["backup"]}}]}).result
+    assert result.planned and len(result.steps) == 2
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.show_recall(result)
+    lines = view.message.text().splitlines()
+    n = result.steps[0].results
+    assert lines == [f"1 · search “backup schedule” — {n} result{'' if n == 1 else 's'}",
+                     "2 · file_summary backup.md — 1 result"]
+    assert len(view.cards) == len(result.items)
+    memories = [c for c in view.cards if c.memory is not None]
+    assert [c.memory.id for c in memories if c.memory] == [i.memory.id for i in result.items if i.memory]
+    file_card = next(c for c in view.cards if c.memory is None)
+    assert file_card.title.text() == f"{view.cards.index(file_card) + 1}. ops/backup.md" and file_card.target == ForgetTarget(
+        args={"source": filled["backup"]}, label="ops/backup.md", kind="source")
+    assert all(c.found.text().startswith("from step") for c in view.cards)
+
+    answered = result.model_copy(update={"answer": "Nightly at 02:00 [1].", "cited": [1],
+                                         "notes": ["note: the model read 2 of 3 blocks"]})
+    view.show_recall(answered)
+    assert view.message.text().splitlines()[2:] == ["", "Nightly at 02:00 [1].", "Cites result 1.",
+                                                    "note: the model read 2 of 3 blocks"]
+    assert view.cards[0].title.text().startswith("1. ")
+
+
+def test_recall_without_a_plan_shows_its_search(qtbot: Any, real_engine: Engine, filled: dict[str, str]) -> None:
+    result = real_engine.call("recall", {"question": "backup schedule"}).result
+    assert not result.planned and result.search is not None
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.show_recall(result)
+    assert [c.memory.id for c in view.cards if c.memory] == [h.id for h in result.search.hits]
+
+
+def test_45_hits_show_20_cards_and_scrolling_to_the_bottom_appends_more(qtbot: Any, real_engine: Engine,
+                                                                        tmp_path: Path) -> None:
+    files = {f"notes/topic{i:02}.md": f"# Topic {i}\n\nThe garden plan for week {i}: water the tomatoes.\n"
+             for i in range(45)}
+    real_engine.call("ingest_path", {"path": str(write_tree(tmp_path / "garden", files))})
+    result = real_engine.call("search", {"query": "garden plan tomatoes", "limit": 50}).result
+    assert len(result.hits) == 45
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    view.show_search(result, "garden plan tomatoes")
+    assert len(view.cards) == 20
+    bar = view.verticalScrollBar()
+    for shown in (40, 45):
+        qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() < bar.maximum(), timeout=5000)
+        bar.setValue(bar.maximum())
+        assert len(view.cards) == shown
+    assert [c.memory.id for c in view.cards if c.memory] == [h.id for h in result.hits]
+
+
+def test_every_control_a_person_uses_has_an_accessible_name(qtbot: Any, real_engine: Engine,
+                                                            filled: dict[str, str]) -> None:
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.show()
+    view.show_recall(real_engine.call("recall", {"question": "backups", "plan": [
+        {"tool": "search", "args": {"query": "backup schedule"}},
+        {"tool": "file_summary", "args": {"source": filled["backup"]}}]}).result)
+    controls = view.widget().findChildren(QLabel) + view.widget().findChildren(QAbstractButton)
+    assert len(controls) > 10
+    unnamed = [w.text() for w in controls if w.isVisibleTo(view) and not w.accessibleName().strip()]
+    assert unnamed == []
+    buttons = [b for b in view.widget().findChildren(QPushButton) if b.isVisibleTo(view)]
+    assert all(b.toolTip() for b in buttons)
+    chunk = next(c for c in view.cards if c.memory is not None and c.memory.kind == "chunk")
+    assert button(chunk, "Forget").accessibleName() == "Forget backup.md"
+
+
+def test_a_view_800_px_wide_needs_no_horizontal_scrollbar(qtbot: Any, real_engine: Engine, tmp_path: Path) -> None:
+    deep = "/".join(["a-rather-long-folder-name-for-testing"] * 6)
+    long_word = "x" * 300
+    docs = write_tree(tmp_path / "docs", {f"{deep}/backup-schedule-for-the-whole-team.md":
+                                          f"# {long_word}\n\nbackup schedule {long_word} and more words.\n"})
+    real_engine.call("ingest_path", {"path": str(docs)})
+    real_engine.call("store", {"content": f"backup schedule note {long_word}", "title": "y" * 150})
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    view.show_search(real_engine.call("search", {"query": "backup schedule"}).result, "backup schedule")
+    assert len(view.cards) == 2
+    first, second = view.cards
+    qtbot.waitUntil(lambda: second.y() > first.geometry().bottom() > 0, timeout=5000)  # laid out
+    assert not view.horizontalScrollBar().isVisible()
+    assert view.widget().width() <= view.viewport().width()
