@@ -2,6 +2,8 @@
 
     python scripts/screenshots.py OUT_DIR
 
+Each page at 800×600 and 1200×800, in the light and the dark color scheme: ``<page>-<scheme>-<size>.png``.
+
 Uses a throwaway data folder holding this repository's docs/ and two notes, so the pages show real
 content; the person's own Engram data is never touched.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -36,9 +39,49 @@ async def settle(seconds: float = 0.3) -> None:
     await asyncio.sleep(seconds)  # let Qt lay out and paint before a grab
 
 
+SIZES = ((800, 600), (1200, 800))
+SCHEMES = ("light", "dark")
+
+
+def dark_palette() -> Any:
+    from PySide6.QtGui import QColor, QPalette
+
+    palette = QPalette()
+    role, group = QPalette.ColorRole, QPalette.ColorGroup
+    for r, color in ((role.Window, "#2b2b2b"), (role.WindowText, "#e6e6e6"), (role.Base, "#1e1e1e"),
+                     (role.AlternateBase, "#2f2f2f"), (role.Text, "#e6e6e6"), (role.Button, "#353535"),
+                     (role.ButtonText, "#e6e6e6"), (role.Highlight, "#3d6db5"), (role.HighlightedText, "#ffffff"),
+                     (role.ToolTipBase, "#353535"), (role.ToolTipText, "#e6e6e6"), (role.PlaceholderText, "#9a9a9a"),
+                     (role.Link, "#8ab4f8"), (role.Mid, "#444444"), (role.Dark, "#202020"), (role.Light, "#505050")):
+        palette.setColor(r, QColor(color))
+    for r in (role.Text, role.WindowText, role.ButtonText):
+        palette.setColor(group.Disabled, r, QColor("#7a7a7a"))
+    return palette
+
+
+async def pages(desktop: Any, out: Path, scheme: str) -> None:
+    """Every page of the window at each size, in ``scheme``."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
+
+    wanted = Qt.ColorScheme.Dark if scheme == "dark" else Qt.ColorScheme.Light
+    QGuiApplication.styleHints().setColorScheme(wanted)
+    if QGuiApplication.styleHints().colorScheme() != wanted:
+        # Xvfb has no platform theme to honour the request: give Fusion the palette a dark desktop would.
+        QApplication.setPalette(dark_palette() if scheme == "dark" else QApplication.style().standardPalette())
+    await settle()
+    window = desktop.window
+    for width, height in SIZES:
+        window.resize(width, height)
+        for name, page in (("overview", window.overview), ("settings", window.settings), ("editors", window.editors)):
+            window.tabs.setCurrentWidget(page)
+            await settle()
+            window.grab().save(str(out / f"{name}-{scheme}-{width}x{height}.png"))
+
+
 async def shoot(out: Path) -> None:
     from PySide6.QtCore import QPoint
-    from PySide6.QtWidgets import QScrollArea
 
     from engram.app.desktop.desktop import Desktop
     from engram.core import Engine, Paths
@@ -47,32 +90,24 @@ async def shoot(out: Path) -> None:
     paths = Paths.from_environ(os.environ)
     settings = load_settings(paths.settings_file, os.environ).settings
     engine = Engine(paths, settings)
-    await asyncio.to_thread(engine.call, "ingest_path", {"path": str(ROOT / "docs"), "project": "engram-docs"})
+    # A copy of this repository's docs in the throwaway home (Engram ingests only under ingest.allowed_roots).
+    docs = Path(os.environ["HOME"]) / "engram-docs"
+    shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns("*.png"))
+    await asyncio.to_thread(engine.call, "ingest_path", {"path": str(docs), "project": "engram-docs"})
     for note, kind in (("We pin llama-cpp-python to 0.3.36: newer builds changed the embedding API.", "decision"),
                        ("Release checklist: run .ci/run from a fresh clone, then tag.", "todo")):
         await asyncio.to_thread(engine.call, "store", {"content": note, "type": kind, "project": "engram"})
     desktop = Desktop(paths, os.environ, engine=engine, tray=True)
-    desktop.start_service()
+    await desktop.start_service()
     desktop.attach_tray()
     window = desktop.window
-    window.resize(1000, 760)
     desktop.show_window()
     await wait_signal(desktop.status_changed)  # counts shown in the Overview and the tray
     window.overview.question.setText("how do editors connect to Engram, and what does recall return?")
     window.overview.ask_button.click()
     await wait_signal(window.overview.recall_shown)
-    await settle()
-    window.grab().save(str(out / "overview.png"))
-
-    window.tabs.setCurrentWidget(window.settings)
-    await settle()
-    window.grab().save(str(out / "settings.png"))
-    body = window.settings.findChild(QScrollArea).widget()
-    body.grab().save(str(out / "settings-full.png"))
-
-    window.tabs.setCurrentWidget(window.editors)
-    await settle()
-    window.grab().save(str(out / "editors.png"))
+    for scheme in SCHEMES:
+        await pages(desktop, out, scheme)
 
     menu = desktop.tray.menu
     menu.popup(QPoint(600, 80))

@@ -347,11 +347,21 @@ def test_home_says_in_one_sentence_what_is_remembered_and_who_uses_it(make_deskt
     with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.kind == "ingest"):
         desktop.ingest_folder(str(folder))
     desktop.engine.call("store", {"content": "The on-call lead approves rollbacks."})
-    with qtbot.waitSignal(desktop.status_changed, timeout=30_000):
+    # (the ingest's own recount may still be in flight: wait for the one that counts the note)
+    with qtbot.waitSignal(desktop.status_changed, timeout=30_000, check_params_cb=lambda t: t.startswith("3 ")):
         desktop.refresh()
     settle(desktop, qtbot)
     assert desktop.window.overview.state.text() == (
         "Engram remembers 2 passages from 2 files and 1 note · 1 editor connected · local AI off")
+    desktop.engine.call("store", {"content": "A long note " + "about deploys and rollbacks " * 20})
+    with qtbot.waitSignal(desktop.status_changed, timeout=30_000, check_params_cb=lambda t: t.startswith("4 ")):
+        desktop.refresh()
+    desktop.show_window()
+    desktop.window.resize(800, 600)
+    qtbot.wait(100)
+    overview = desktop.window.overview
+    for view in (overview.counts, overview.recent, overview.results):
+        assert not view.horizontalScrollBar().isVisible(), f"{view.accessibleName()} scrolls sideways at 800×600"
 
 
 def test_toggling_recall_llm_changes_what_a_real_recall_returns(make_desktop: Any, tmp_path: Path, qtbot: Any, home: Path) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -130,12 +131,21 @@ class OverviewPage(QWidget):
         left = QVBoxLayout()
         left.addWidget(QLabel("<b>What is stored</b>"))
         self.counts = QTreeWidget()
+        self.counts.setAccessibleName("What is stored, by workspace and project")
         self.counts.setHeaderLabels(["Workspace / project", "Memories", "Sources"])
-        self.counts.setColumnWidth(0, 220)
+        header = self.counts.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.counts.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         left.addWidget(self.counts)
         right = QVBoxLayout()
         right.addWidget(QLabel("<b>Recent notes</b>"))
         self.recent = QListWidget()
+        self.recent.setAccessibleName("Recent notes")
+        self.recent.setWordWrap(True)
+        self.recent.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         right.addWidget(self.recent)
         row.addLayout(left, 1)
         row.addLayout(right, 1)

@@ -1,20 +1,20 @@
 """The Settings page: the same typed settings as ``engram config``, validated by the same models.
 
-Each row edits one key. A value is written by the settings controller off the Qt thread with
-``settings_file.set_value`` (validate first, then an atomic replace), so a refused value shows the model's
-message under the row and the file stays as it was. A key set in the environment is shown but not
-editable (the environment wins). Saved values apply at once, except the few that a running service or a
-loaded model holds (marked). API keys go to the OS keyring through the keys controller.
+Rows are labelled in the user's words (``setting_labels``) and grouped: General, Local AI, Search,
+Editors & service, Advanced; Advanced ends with every key, read-only, so nothing is hidden. A value is
+written by the settings controller off the Qt thread with ``settings_file.set_value`` (validate first,
+then an atomic replace), so a refused value shows the model's message under the row and the file stays
+as it was. A key set in the environment is shown but not editable (the environment wins). Saved values
+apply at once, except the few that a running service or a loaded model holds (marked). API keys go to
+the OS keyring through the keys controller. The page never scrolls sideways: labels wrap instead.
 """
 
 from __future__ import annotations
 
-import typing
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QFormLayout,
     QGroupBox,
@@ -31,20 +31,15 @@ from PySide6.QtWidgets import (
 from engram.core import EngramError
 from engram.core.manifest import load_manifest, resolve_model
 from engram.core.models.providers import is_local_inference
-from engram.core.settings import GROUPS, describe_key, split_key
-from engram.core.settings_file import env_name
 
 from .. import keys
 from .jobs import Job, JobKind
+from .setting_labels import PAGE_GROUPS
+from .setting_rows import EverySetting, SettingRow
 from .settings_control import Refused, Saved
-from .settings_control import as_text as _text
 
 if TYPE_CHECKING:
     from .desktop import Desktop
-
-#: Keys a running service or a loaded model holds: saved at once, used after a restart.
-RESTART_KEYS = frozenset({"service.port", "embed.model", "embed.threads", "model.gpu_device",
-                          "store.read_consistency_sec"})
 
 #: How a helper model is pinned, in a sentence for the model row.
 PINNING_SENTENCES = {
@@ -55,101 +50,25 @@ PINNING_SENTENCES = {
     "none": "Custom model: used as it is, unverified.",
 }
 
-SECTIONS: list[tuple[str, list[str]]] = [
-    ("Recall", ["recall.llm", "recall.llm_timeout_sec", "recall.max_chars", "search.max_chars",
-                "recall.run_budget.enabled", "recall.run_budget.max_queries", "recall.run_budget.max_rounds",
-                "recall.run_budget.deadline_sec", "recall.run_budget.max_tokens_per_query"]),
-    ("Search", ["search.limit", "search.weight_semantic", "search.weight_lexical", "search.weight_graph"]),
-    ("Helper model", ["tagger.llm", "summarizer.enabled", "tagger.llm_provider", "tagger.base_url",
-                      "tagger.remote_model", "tagger.local.model", "tagger.local.threads", "tagger.local.batch"]),
-    ("Device", ["model.gpu_device"]),
-    ("App and service", ["service.port", "desktop.start_at_login", "desktop.notifications"]),
-]
+#: The page's groups and the keys each edits, in the order shown.
+SECTIONS: list[tuple[str, list[str]]] = PAGE_GROUPS
 
 
-def _annotation(key: str) -> Any:
-    group, name = split_key(key)
-    return GROUPS[group].model_fields[name].annotation
+def _form(box: QGroupBox) -> QFormLayout:
+    form = QFormLayout(box)
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    return form
 
 
-class SettingRow(QWidget):
-    """One key: its editor, a note (origin, restart) and the validation message."""
-
-    def __init__(self, page: SettingsPage, key: str, choices: list[str] | None = None) -> None:
-        super().__init__()
-        self.page = page
-        self.key = key
-        info = describe_key(key)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 4)
-        annotation = _annotation(key)
-        self.editor: QWidget
-        if annotation is bool:
-            self.editor = box = QCheckBox(info["description"])
-            box.toggled.connect(lambda on: self.save("true" if on else "false"))
-        elif typing.get_origin(annotation) is Literal or choices is not None:
-            self.editor = combo = QComboBox()
-            combo.addItems([str(a) for a in typing.get_args(annotation)] if choices is None else choices)
-            combo.setEditable(choices is not None)
-            combo.activated.connect(lambda _i: self.save(combo.currentText()))
-            if (typed := combo.lineEdit()) is not None:  # an editable combo box has one
-                typed.editingFinished.connect(lambda: self.save(combo.currentText()))
-        else:
-            self.editor = line = QLineEdit()
-            line.editingFinished.connect(lambda: self.save(line.text()))
-        self.editor.setToolTip(f"{key}: {info['description']} Accepts {info['accepts']}.")
-        layout.addWidget(self.editor)
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        self.note.setStyleSheet("color: #666")
-        layout.addWidget(self.note)
-        self.error = QLabel()
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #b00020")
-        self.error.hide()
-        layout.addWidget(self.error)
-        self._loading = False
-
-    def load(self, value: Any, origin: str) -> None:
-        """Show ``value`` without saving it."""
-        self._loading = True
-        try:
-            if isinstance(self.editor, QCheckBox):
-                self.editor.setChecked(bool(value))
-            elif isinstance(self.editor, QComboBox):
-                index = self.editor.findText(_text(value))
-                if index < 0:
-                    self.editor.addItem(_text(value))
-                    index = self.editor.count() - 1
-                self.editor.setCurrentIndex(index)
-            elif isinstance(self.editor, QLineEdit):
-                self.editor.setText(_text(value))
-        finally:
-            self._loading = False
-        fixed = origin == "env"
-        self.editor.setEnabled(not fixed)
-        notes = []
-        if not isinstance(self.editor, QCheckBox):
-            notes.append(describe_key(self.key)["description"])
-        if fixed:
-            notes.append(f"Set by {env_name(self.key)} in the environment, which wins over this window.")
-        if self.key in RESTART_KEYS:
-            notes.append("Applies after Engram restarts.")
-        self.note.setText(" ".join(notes))
-        self.note.setVisible(bool(notes))
-
-    def save(self, text: str) -> None:
-        if self._loading:
-            return
-        self.page.save(self, text)
-
-    def show_error(self, message: str | None) -> None:
-        self.error.setText(message or "")
-        self.error.setVisible(bool(message))
+def _wrapped(text: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    return label
 
 
 class SettingsPage(QWidget):
-    """Every row, the recall.llm explanation, model files, API keys."""
+    """Every row in its group, the recall.llm explanation, model files, API keys, every key read-only."""
 
     saved = Signal(str, object)  # key, the value as stored
     refused = Signal(str, str)  # key, the message shown
@@ -158,34 +77,40 @@ class SettingsPage(QWidget):
         super().__init__()
         self.desktop = desktop
         self.rows: dict[str, SettingRow] = {}
+        self.groups: dict[str, QGroupBox] = {}
         outer = QVBoxLayout(self)
-        scroll = QScrollArea()
+        self.scroll_area = scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         outer.addWidget(scroll)
         body = QWidget()
         scroll.setWidget(body)
         layout = QVBoxLayout(body)
         helper_ids = [e.id for e in load_manifest().values() if "helper" in e.roles]
         for title, section_keys in SECTIONS:
-            box = QGroupBox(title)
-            form = QFormLayout(box)
+            box = self.groups[title] = QGroupBox(title)
+            form = _form(box)
+            if title == "Local AI":
+                self.llm_state = _wrapped()
+                form.addRow(_wrapped("Local inference"), self.llm_state)
             for key in section_keys:
                 choices = helper_ids if key == "tagger.local.model" else (
                     ["auto", "cpu"] if key == "model.gpu_device" else None)
                 row = self.rows[key] = SettingRow(self, key, choices)
-                form.addRow(QLabel(key), row)
-            if title == "Recall":
-                self.llm_state = QLabel()
-                self.llm_state.setWordWrap(True)
-                form.addRow(QLabel("Local inference"), self.llm_state)
-            if title == "Helper model":
-                form.addRow(QLabel("Model file"), self._model_box())
-            if title == "Device":
-                self.gpu_label = QLabel("Looking for GPUs…")
-                self.gpu_label.setWordWrap(True)
-                form.addRow(QLabel("Detected"), self.gpu_label)
+                if row.label is row.editor:  # a checkbox carries its own label
+                    form.addRow(row)
+                else:
+                    form.addRow(row.label, row)
+                if key == "tagger.local.model":
+                    form.addRow(_wrapped("Model file"), self._model_box())
+                if key == "model.gpu_device":
+                    self.gpu_label = _wrapped("Looking for GPUs…")
+                    form.addRow(_wrapped("GPUs found"), self.gpu_label)
+            if title == "Advanced":
+                form.addRow(self._keys_box())
+                self.every_setting = EverySetting()
+                form.addRow(self.every_setting)
             layout.addWidget(box)
-        layout.addWidget(self._keys_box())
         layout.addStretch(1)
         desktop.settings_control.saved.connect(self._saved)
         desktop.settings_control.refused.connect(self._refused)
@@ -200,6 +125,7 @@ class SettingsPage(QWidget):
         for key, row in self.rows.items():
             row.load(loaded.value(key), loaded.origins.get(key, "default"))
             row.show_error(None)
+        self.every_setting.show_values(loaded)
         self.explain_llm()
         self.show_model_state()
 
@@ -213,6 +139,7 @@ class SettingsPage(QWidget):
             row.show_error(None)  # also when unchanged (typed back after a refusal): nothing was written
         if not outcome.changed:
             return
+        self.every_setting.show_value(outcome.key, outcome.value, "file")
         if outcome.key in ("recall.llm", "tagger.llm_provider", "tagger.base_url", "tagger.local.model"):
             self.explain_llm()
             self.show_model_state()
@@ -268,6 +195,7 @@ class SettingsPage(QWidget):
         self.remove_button = QPushButton("Remove")
         for b, action in ((self.download_button, "download"), (self.verify_button, "verify"),
                           (self.remove_button, "remove")):
+            b.setAccessibleName(f"{action.capitalize()} the helper model")
             b.clicked.connect(lambda _c=False, a=action: self.model_action(a))
             buttons.addWidget(b)
         layout.addLayout(buttons)
@@ -351,8 +279,9 @@ class SettingsPage(QWidget):
     # ----------------------------------------------------------- API keys
 
     def _keys_box(self) -> QGroupBox:
-        box = QGroupBox("API keys of remote providers (kept in the OS keyring, never in the settings file)")
+        box = QGroupBox("API keys of remote providers")
         layout = QVBoxLayout(box)
+        layout.addWidget(_wrapped("Kept in the OS keyring, never in the settings file."))
         row = QHBoxLayout()
         self.key_provider = QComboBox()
         self.key_provider.addItems(list(keys.REMOTE_PROVIDERS))
@@ -365,7 +294,9 @@ class SettingsPage(QWidget):
         self.key_remove.clicked.connect(self.remove_key)
         # Reading a secret can make the OS ask to unlock the keyring: only when the person picks a provider.
         self.key_provider.currentTextChanged.connect(self.desktop.keys.show)
-        for w in (self.key_provider, self.key_input, self.key_store, self.key_remove):
+        for w, name in ((self.key_provider, "Provider of the API key"), (self.key_input, "API key"),
+                        (self.key_store, "Store the API key"), (self.key_remove, "Remove the API key")):
+            w.setAccessibleName(name)
             row.addWidget(w)
         layout.addLayout(row)
         self.key_state = QLabel("Checking the keyring…")

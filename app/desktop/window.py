@@ -27,7 +27,7 @@ class MainWindow(QMainWindow):
         self.overview = OverviewPage(desktop)
         self.settings = SettingsPage(desktop)
         self.editors = EditorsPage(desktop)
-        self.tabs.addTab(self.overview, "Overview")
+        self.tabs.addTab(self.overview, "Home")
         self.tabs.addTab(self.settings, "Settings")
         self.tabs.addTab(self.editors, "Editors")
         self.setCentralWidget(self.tabs)

@@ -1,0 +1,68 @@
+"""What the Settings page calls each key it edits, in the user's words, and the group it sits in.
+
+The raw key (``recall.llm_timeout_sec``) stays in each row's tooltip and in Advanced's complete list;
+the label is what a person reads. ``UNITS`` is the word shown after a number's field.
+"""
+
+from __future__ import annotations
+
+#: The page's groups in order, each with the keys it edits in order.
+PAGE_GROUPS: list[tuple[str, list[str]]] = [
+    ("General", ["desktop.start_at_login", "desktop.notifications"]),
+    ("Local AI", ["recall.llm", "recall.llm_timeout_sec", "tagger.llm", "summarizer.enabled", "tagger.local.model",
+                  "tagger.local.threads", "tagger.local.batch", "model.gpu_device"]),
+    ("Search", ["search.limit", "search.weight_semantic", "search.weight_lexical", "search.weight_graph",
+                "search.max_chars", "recall.max_chars"]),
+    ("Editors & service", ["service.port"]),
+    ("Advanced", ["tagger.llm_provider", "tagger.base_url", "tagger.remote_model", "recall.run_budget.enabled",
+                  "recall.run_budget.max_queries", "recall.run_budget.max_rounds", "recall.run_budget.deadline_sec",
+                  "recall.run_budget.max_tokens_per_query"]),
+]
+
+#: Key → the row's label.
+LABELS: dict[str, str] = {
+    "desktop.start_at_login": "Start Engram when I log in",
+    "desktop.notifications": "Notify me when long jobs finish or fail",
+    "recall.llm": "Let local AI plan and answer recalls",
+    "recall.llm_timeout_sec": "Time a recall may take",
+    "tagger.llm": "Let local AI tag new memories (type, domain, topics)",
+    "summarizer.enabled": "Let local AI summarise sources for digests",
+    "tagger.local.model": "Helper model",
+    "tagger.local.threads": "CPU threads for the helper model (0: all)",
+    "tagger.local.batch": "Prompt tokens read in one step",
+    "model.gpu_device": "GPU the local models run on",
+    "search.limit": "Results per search",
+    "search.weight_semantic": "Weight of meaning (semantic)",
+    "search.weight_lexical": "Weight of exact words (full text)",
+    "search.weight_graph": "Weight of links between memories (graph)",
+    "search.max_chars": "Longest search answer",
+    "recall.max_chars": "Longest recall answer",
+    "service.port": "Port the service listens on (0: any free one)",
+    "tagger.llm_provider": "Where the helper model runs",
+    "tagger.base_url": "Address of the model server",
+    "tagger.remote_model": "Model name at that server",
+    "recall.run_budget.enabled": "Limit how much a run prepares by meaning",
+    "recall.run_budget.max_queries": "Queries a run may prepare",
+    "recall.run_budget.max_rounds": "Preparation rounds a run may use",
+    "recall.run_budget.deadline_sec": "Time a run may prepare for",
+    "recall.run_budget.max_tokens_per_query": "Tokens read from each query",
+}
+
+#: Key → the unit shown after its field.
+UNITS: dict[str, str] = {
+    "recall.llm_timeout_sec": "seconds",
+    "tagger.local.threads": "threads",
+    "tagger.local.batch": "tokens",
+    "search.limit": "results",
+    "search.max_chars": "characters",
+    "recall.max_chars": "characters",
+    "recall.run_budget.max_queries": "queries",
+    "recall.run_budget.max_rounds": "rounds",
+    "recall.run_budget.deadline_sec": "seconds",
+    "recall.run_budget.max_tokens_per_query": "tokens",
+}
+
+
+def group_of(key: str) -> str:
+    """The page group that edits ``key``; raises ``KeyError`` for a key the page does not edit."""
+    return next(title for title, keys in PAGE_GROUPS if key in keys)
