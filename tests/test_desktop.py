@@ -21,7 +21,7 @@ import pytest
 from keyring.backends.fail import Keyring as FailKeyring
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit
 
 from engram.app import cli
@@ -745,7 +745,7 @@ def test_errors_are_notified_by_type(make_desktop: Any, tmp_path: Path, qtbot: A
     desktop = make_desktop()
     desktop.attach_tray()
     shown: list[tuple[str, str, bool, bool]] = []
-    monkeypatch.setattr(desktop.tray, "notify", lambda title, message, *, error=False, warning=False:
+    monkeypatch.setattr(desktop.tray, "notify", lambda title, message, *, error=False, warning=False, page="home":
                         shown.append((title, message, error, warning)))
     with qtbot.waitSignal(desktop.jobs.finished, timeout=30_000, check_params_cb=lambda j: j.kind == "ingest"):
         desktop.ingest_folder(str(tmp_path / "missing"))
@@ -770,3 +770,60 @@ def test_a_start_writes_a_missing_login_entry_but_never_deletes_one(make_desktop
     desktop.start()
     settle(desktop, qtbot)
     assert entry.exists() and " tray" in entry.read_text()
+
+
+def test_the_keyboard_reaches_every_page_and_a_notification_opens_its_page(make_desktop: Any, qtbot: Any) -> None:
+    desktop = make_desktop()
+    desktop.attach_tray()
+    window = desktop.window
+    desktop.show_window()
+    with qtbot.waitActive(window):
+        window.activateWindow()
+    qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is window.editors
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is window.overview and window.overview.question.hasFocus()
+    desktop.notify("Download finished", "qwen3.5-4b downloaded and verified.", page="settings")
+    assert desktop.tray is not None
+    desktop.tray.icon.messageClicked.emit()
+    assert window.tabs.currentWidget() is window.settings and window.isVisible()
+
+
+def _interactive(window: Any) -> list[Any]:
+    from PySide6.QtWidgets import (
+        QAbstractButton,
+        QAbstractItemView,
+        QAbstractSlider,
+        QAbstractSpinBox,
+        QPlainTextEdit,
+        QTabBar,
+        QTextEdit,
+        QWidget,
+    )
+
+    kinds = (QAbstractButton, QLineEdit, QComboBox, QAbstractSpinBox, QAbstractItemView, QAbstractSlider,
+             QPlainTextEdit, QTextEdit, QTabBar)
+    return [w for w in window.findChildren(QWidget) if isinstance(w, kinds) and w.isVisibleTo(window)
+            and w.focusPolicy() != Qt.FocusPolicy.NoFocus]
+
+
+def test_every_control_of_every_page_has_an_accessible_name(make_desktop: Any, qtbot: Any) -> None:
+    from PySide6.QtGui import QAccessible
+
+    desktop = make_desktop()
+    desktop.show_window()
+    settle(desktop, qtbot)
+    window = desktop.window
+    nameless, checked = [], 0
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        qtbot.wait(50)
+        for widget in _interactive(window):
+            checked += 1
+            face = QAccessible.queryAccessibleInterface(widget)
+            name = face.text(QAccessible.Text.Name) if face is not None else ""
+            if not name.strip():
+                nameless.append(f"{window.tabs.tabText(index)}: {type(widget).__name__} {widget.objectName()!r} "
+                                f"{getattr(widget, 'text', lambda: '')()!r} tooltip {widget.toolTip()!r}")
+    assert checked > 40, f"only {checked} controls were found to check"
+    assert not nameless, "controls a screen reader cannot name:\n" + "\n".join(nameless)

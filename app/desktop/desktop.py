@@ -73,7 +73,8 @@ class Desktop(QObject):
         self._recount.timeout.connect(self.refresh)
         self.jobs.memories_changed.connect(lambda _workspace: self._recount.start())
         self.settings_control = SettingsController(self.jobs, paths, self.environ, self.engine, parent=self)
-        self.settings_control.login_failed.connect(lambda title, message: self.notify(title, message, error=True))
+        self.settings_control.login_failed.connect(
+            lambda title, message: self.notify(title, message, error=True, page="settings"))
         self.keys = KeysController(self.jobs, parent=self)
         self.editors = EditorsController(self.jobs, self.places, parent=self)
         self.editors.toggled.connect(self._editor_toggled)
@@ -198,7 +199,10 @@ class Desktop(QObject):
 
     # --------------------------------------------------------------- actions
 
-    def show_window(self) -> None:
+    def show_window(self, page: str | None = None) -> None:
+        """Show the window (on ``page`` when given: home, settings, editors)."""
+        if page is not None:
+            self.window.show_page(page)
         self.window.showNormal()
         self.window.raise_()
         self.window.activateWindow()
@@ -220,7 +224,7 @@ class Desktop(QObject):
 
     def _notify_editors(self, messages: list[str]) -> None:
         for message in messages:
-            self.notify("Editors", message)
+            self.notify("Editors", message, page="editors")
 
     def choose_folder_to_ingest(self) -> None:
         """Ask for a folder (a non-modal dialog: no nested event loop) and ingest it."""
@@ -250,7 +254,7 @@ class Desktop(QObject):
 
     def _editor_toggled(self, _name: str, message: str, ok: bool) -> None:
         if ok:  # a failure is notified as every failed job is (``_job_finished``)
-            self.notify("Editors", message)
+            self.notify("Editors", message, page="editors")
 
     def refresh(self) -> None:
         """Recount memories and sources (for the tray's status line and the Overview) in the background."""
@@ -292,11 +296,12 @@ class Desktop(QObject):
 
     # ------------------------------------------------------- state, notices
 
-    def notify(self, title: str, message: str, *, error: bool = False, warning: bool = False) -> None:
-        """A tray notification (the status bar where there is no tray)."""
+    def notify(self, title: str, message: str, *, error: bool = False, warning: bool = False,
+               page: str = "home") -> None:
+        """A tray notification (the status bar where there is no tray); clicking it opens ``page``."""
         logger.log(logging.ERROR if error else logging.INFO, "%s: %s", title, message)
         if self.tray is not None and self.engine.settings.desktop.notifications:
-            self.tray.notify(title, message, error=error, warning=warning)
+            self.tray.notify(title, message, error=error, warning=warning, page=page)
         self.window.statusBar().showMessage(f"{title}: {message}", 15000)
 
     def _fail(self, exc: EngramError) -> None:
@@ -317,7 +322,7 @@ class Desktop(QObject):
             self.notify("Ingest finished", f"{r.project}: {r.files_indexed:,} files indexed, {r.files_unchanged:,} "
                         f"unchanged, {r.chunks_written:,} chunks in {r.seconds:.1f} s.")
         elif job.kind == "download":
-            self.notify("Download finished", str(job.result))
+            self.notify("Download finished", str(job.result), page="settings")
         if job.kind == "ingest":
             self.refresh()
         self._update_state()

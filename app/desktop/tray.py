@@ -49,6 +49,8 @@ class Tray(QObject):
         self.quit_action.triggered.connect(desktop.quit)
         self.icon.setContextMenu(self.menu)
         self.icon.activated.connect(self._activated)
+        self.last_page: str | None = None  # the page the latest notification is about
+        self.icon.messageClicked.connect(lambda: desktop.show_window(self.last_page))
         desktop.editors.changed.connect(self.refresh_editors)
         self.refresh_editors()
         self.set_state("ready")
@@ -74,7 +76,10 @@ class Tray(QObject):
             action.setChecked(configured)
             action.setText(f"{CLIENTS[name].label} (connected)" if configured else CLIENTS[name].label)
 
-    def notify(self, title: str, message: str, *, error: bool = False, warning: bool = False) -> None:
+    def notify(self, title: str, message: str, *, error: bool = False, warning: bool = False,
+               page: str | None = None) -> None:
+        """Show a notification; clicking it opens the window on ``page`` (the one it is about)."""
+        self.last_page = page
         kind = (QSystemTrayIcon.MessageIcon.Critical if error else
                 QSystemTrayIcon.MessageIcon.Warning if warning else QSystemTrayIcon.MessageIcon.Information)
         self.icon.showMessage(title, message, kind, 8000)

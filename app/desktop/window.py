@@ -1,11 +1,14 @@
-"""The window: Overview, Settings and Editors pages, and a status bar with the service's address."""
+"""The window: the Home, Settings and Editors pages, and a status bar with the service's address.
+
+Keyboard: Ctrl+F goes to Home's question box; Ctrl+1… opens the pages in order; Tab walks each page.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget, QWidget
 
 from .editors_page import EditorsPage
 from .overview import OverviewPage
@@ -27,12 +30,30 @@ class MainWindow(QMainWindow):
         self.overview = OverviewPage(desktop)
         self.settings = SettingsPage(desktop)
         self.editors = EditorsPage(desktop)
-        self.tabs.addTab(self.overview, "Home")
-        self.tabs.addTab(self.settings, "Settings")
-        self.tabs.addTab(self.editors, "Editors")
+        self.pages: dict[str, QWidget] = {"home": self.overview, "settings": self.settings, "editors": self.editors}
+        for name, page in self.pages.items():
+            self.tabs.addTab(page, name.capitalize())
+        self.tabs.setAccessibleName("Pages")
+        search = QShortcut(QKeySequence.StandardKey.Find, self)
+        search.activated.connect(self.focus_question)
+        for number, name in enumerate(self.pages, start=1):
+            shortcut = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
+            shortcut.activated.connect(lambda name=name: self.show_page(name))
         self.setCentralWidget(self.tabs)
         self.service_label = QLabel()
         self.statusBar().addPermanentWidget(self.service_label)
+
+    def show_page(self, name: str) -> None:
+        """Bring page ``name`` (home, settings, editors) to the front; an unknown name changes nothing."""
+        page = self.pages.get(name)
+        if page is not None:
+            self.tabs.setCurrentWidget(page)
+
+    def focus_question(self) -> None:
+        """Home, with the cursor in its question box (Ctrl+F)."""
+        self.show_page("home")
+        self.overview.question.setFocus()
+        self.overview.question.selectAll()
 
     def show_service(self, text: str) -> None:
         self.service_label.setText(text)
