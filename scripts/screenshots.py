@@ -74,7 +74,8 @@ async def pages(desktop: Any, out: Path, scheme: str) -> None:
     window = desktop.window
     for width, height in SIZES:
         window.resize(width, height)
-        for name, page in (("overview", window.overview), ("settings", window.settings), ("editors", window.editors)):
+        for name, page in (("overview", window.overview), ("memory", window.memory), ("settings", window.settings),
+                           ("editors", window.editors)):
             window.tabs.setCurrentWidget(page)
             await settle()
             window.grab().save(str(out / f"{name}-{scheme}-{width}x{height}.png"))
@@ -117,7 +118,10 @@ async def shoot(out: Path) -> None:
 
     desktop.show_welcome()
     await settle()
-    desktop.welcome.grab().save(str(out / "welcome.png"))
+    for step in range(3):  # the first run's three steps
+        desktop.welcome.go(step)
+        await settle()
+        desktop.welcome.grab().save(str(out / f"welcome-{step + 1}.png"))
     desktop.welcome.reject()
     await desktop.shutdown()
     engine.close()

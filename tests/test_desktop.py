@@ -22,7 +22,7 @@ from keyring.backends.fail import Keyring as FailKeyring
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit
 
 from engram.app import cli
 from engram.app.desktop import autostart
@@ -494,6 +494,13 @@ def test_the_first_run_welcome_connects_the_editors_found(make_desktop: Any, hom
     qtbot.waitUntil(lambda: desktop.welcome is not None, timeout=10_000)  # once the editors' files were read
     welcome = desktop.welcome
     assert welcome is not None and welcome.isVisible() and list(welcome.checks) == ["cursor"]
+    assert welcome.step_label.text() == "Step 1 of 3" and not welcome.connect_button.isVisible()
+    welcome.next_button.click()
+    assert welcome.steps.currentIndex() == 1 and welcome.folder_button.isVisible()
+    welcome.next_button.click()
+    local_ai = welcome.steps.currentWidget().findChild(QLabel).text()
+    assert "Local AI is off" in local_ai and "2.7 GB" in local_ai and "memory" in local_ai, local_ai
+    assert welcome.connect_button.isVisible() and not welcome.next_button.isVisible()
     with qtbot.waitSignal(welcome.done_with, timeout=10_000) as done:
         welcome.connect_button.click()
     settle(desktop, qtbot)

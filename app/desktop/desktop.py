@@ -313,14 +313,15 @@ class Desktop(QObject):
     def _job_finished(self, job: Job) -> None:
         if job.error is not None and job.external:
             # The editor that asked was told why; here it is news, not the app's own failure.
-            self.notify("An editor's ingest stopped", f"{job.error.title}: {job.error.message}", warning=True)
+            self.notify("An editor's ingest stopped", f"{job.error.title}: {job.error.message}", warning=True,
+                        page="memory")
         elif job.error is not None:
             if job.kind != "recall":  # a recall's error is shown where it was asked
                 self._fail(job.error)
         elif job.kind == "ingest" and job.result is not None:
             r = job.result.result
             self.notify("Ingest finished", f"{r.project}: {r.files_indexed:,} files indexed, {r.files_unchanged:,} "
-                        f"unchanged, {r.chunks_written:,} chunks in {r.seconds:.1f} s.")
+                        f"unchanged, {r.chunks_written:,} chunks in {r.seconds:.1f} s.", page="memory")
         elif job.kind == "download":
             self.notify("Download finished", str(job.result), page="settings")
         if job.kind == "ingest":

@@ -10,7 +10,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engram.core import EngramError
+from engram.core.manifest import resolve_model
 
 if TYPE_CHECKING:
     from .desktop import Desktop
@@ -19,6 +31,9 @@ MARKER = "welcome-done"
 
 
 class Welcome(QDialog):
+    """Three short steps: connect the editors found, choose folders to remember, local AI (off, and what
+    turning it on means). *Later* closes it at any step; *Finish* connects the editors ticked."""
+
     done_with = Signal(list)  # the messages of what it did
 
     def __init__(self, desktop: Desktop) -> None:
@@ -26,14 +41,52 @@ class Welcome(QDialog):
         self.desktop = desktop
         self.setWindowTitle("Welcome to Engram")
         layout = QVBoxLayout(self)
-        text = QLabel("<h3>Welcome to Engram</h3><p>Engram keeps a memory for your AI tools on this computer: "
-                      "your notes, their conversations and the files you choose, searchable by meaning and by "
-                      "words. Nothing leaves this computer, and nothing is downloaded unless you ask.</p>"
-                      "<p><b>Connect your editors</b> (found on this computer):</p>")
-        text.setWordWrap(True)
-        layout.addWidget(text)
+        intro = QLabel("<h3>Welcome to Engram</h3><p>Engram keeps a memory for your AI tools on this computer: "
+                       "your notes, their conversations and the files you choose, searchable by meaning and by "
+                       "words. Nothing leaves this computer, and nothing is downloaded unless you ask.</p>")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.steps = QStackedWidget()
+        self.steps.addWidget(self._editors_step())
+        self.steps.addWidget(self._folders_step())
+        self.steps.addWidget(self._local_ai_step())
+        layout.addWidget(self.steps)
+        self.step_label = QLabel()
+        layout.addWidget(self.step_label)
+        # Later on the left; Back, then Next or Finish on the right, in the order a person reads them.
+        buttons = QHBoxLayout()
+        self.later_button = QPushButton("Later")
+        self.back_button = QPushButton("Back")
+        self.next_button = QPushButton("Next")
+        self.connect_button = QPushButton("Finish")
+        buttons.addWidget(self.later_button)
+        buttons.addStretch(1)
+        for button in (self.back_button, self.next_button, self.connect_button):
+            buttons.addWidget(button)
+        self.later_button.clicked.connect(self.reject)
+        self.back_button.clicked.connect(lambda: self.go(self.steps.currentIndex() - 1))
+        self.next_button.clicked.connect(lambda: self.go(self.steps.currentIndex() + 1))
+        self.connect_button.clicked.connect(self.accept)
+        layout.addLayout(buttons)
+        self.finished.connect(self._finish)
+        self.go(0)
+
+    def go(self, step: int) -> None:
+        """Show step ``step`` (0–2) and the buttons that fit it."""
+        step = max(0, min(step, self.steps.count() - 1))
+        self.steps.setCurrentIndex(step)
+        last = step == self.steps.count() - 1
+        self.step_label.setText(f"Step {step + 1} of {self.steps.count()}")
+        self.back_button.setEnabled(step > 0)
+        self.next_button.setVisible(not last)
+        self.connect_button.setVisible(last)
+        (self.connect_button if last else self.next_button).setDefault(True)
+
+    def _editors_step(self) -> QWidget:
+        page, layout = _page("<b>1. Connect your editors</b> — the ones found on this computer. Each one reads "
+                             "its settings when it starts: restart it afterwards.")
         self.checks: dict[str, QCheckBox] = {}
-        states = desktop.editors.states
+        states = self.desktop.editors.states
         for editor in states.values():
             if editor.state in ("exists", "installed"):
                 box = self.checks[editor.name] = QCheckBox(editor.label)
@@ -43,16 +96,39 @@ class Welcome(QDialog):
                 layout.addWidget(QLabel(f"✓ {editor.label} is already connected."))
         if not self.checks and not any(editor.connected for editor in states.values()):
             layout.addWidget(QLabel("No editor found yet; connect one later from the Editors page."))
-        self.folder_button = QPushButton("Choose a folder to ingest…")
-        self.folder_button.clicked.connect(desktop.choose_folder_to_ingest)
+        layout.addStretch(1)
+        return page
+
+    def _folders_step(self) -> QWidget:
+        page, layout = _page("<b>2. Choose folders to remember</b> — notes, documents, code. Engram reads them "
+                             "here and keeps what it learns on this computer; the files stay where they are.")
+        self.folder_button = QPushButton("Choose a folder to remember…")
+        self.folder_button.clicked.connect(self.desktop.choose_folder_to_ingest)
         layout.addWidget(self.folder_button)
-        buttons = QDialogButtonBox()
-        self.connect_button = buttons.addButton("Connect selected editors", QDialogButtonBox.ButtonRole.AcceptRole)
-        buttons.addButton("Later", QDialogButtonBox.ButtonRole.RejectRole)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.finished.connect(self._finish)
+        layout.addWidget(QLabel("You can add more at any time with Ingest a folder… in the tray menu."))
+        layout.addStretch(1)
+        return page
+
+    def _local_ai_step(self) -> QWidget:
+        settings = self.desktop.engine.settings
+        try:
+            entry = resolve_model(settings.tagger.local.model)
+            size = f"{entry.size / 1e9:.1f} GB" if entry.size else "a few GB"
+            memory = f"about {entry.size * 1.3 / 1e9:.1f} GB of memory" if entry.size else "a few GB of memory"
+            name = entry.name
+        except EngramError:
+            name, size, memory = settings.tagger.local.model, "a few GB", "a few GB of memory"
+        page, layout = _page(
+            f"<b>3. Local AI is off.</b> Turned on, a model on this computer plans each recall and answers "
+            f"from your memory, citing where each part comes from. It means downloading {name} ({size}) once; "
+            f"it uses {memory} while it works and runs on this computer only (on your GPU when there is one). "
+            "Nothing is sent anywhere.")
+        self.local_ai_button = QPushButton("Open Local AI settings")
+        self.local_ai_button.clicked.connect(lambda: self.desktop.window.show_page("settings"))
+        layout.addWidget(self.local_ai_button)
+        layout.addWidget(QLabel("Engram works without it: recall then returns the evidence itself."))
+        layout.addStretch(1)
+        return page
 
     def _finish(self, result: int) -> None:
         chosen = [name for name, box in self.checks.items() if box.isChecked()]
@@ -70,6 +146,16 @@ class Welcome(QDialog):
             self.desktop.editors.connect_all(chosen, self.done_with.emit)
         else:
             self.done_with.emit([])
+
+
+def _page(text: str) -> tuple[QWidget, QVBoxLayout]:
+    """A step: its sentence on top, its controls below."""
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    label = QLabel(text)
+    label.setWordWrap(True)
+    layout.addWidget(label)
+    return page, layout
 
 
 def first_run(desktop: Desktop) -> bool:

@@ -1,4 +1,4 @@
-"""The window: the Home, Settings and Editors pages, and a status bar with the service's address.
+"""The window: the Home, Memory, Editors and Settings pages, and a status bar with the service's address.
 
 Keyboard: Ctrl+F goes to Home's question box; Ctrl+1… opens the pages in order; Tab walks each page.
 """
@@ -11,6 +11,7 @@ from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget, QWidget
 
 from .editors_page import EditorsPage
+from .memory_page import MemoryPage
 from .overview import OverviewPage
 from .resources import app_icon
 from .settings_page import SettingsPage
@@ -28,9 +29,11 @@ class MainWindow(QMainWindow):
         self.resize(900, 680)
         self.tabs = QTabWidget()
         self.overview = OverviewPage(desktop)
+        self.memory = MemoryPage(desktop)
         self.settings = SettingsPage(desktop)
         self.editors = EditorsPage(desktop)
-        self.pages: dict[str, QWidget] = {"home": self.overview, "settings": self.settings, "editors": self.editors}
+        self.pages: dict[str, QWidget] = {"home": self.overview, "memory": self.memory, "editors": self.editors,
+                                          "settings": self.settings}
         for name, page in self.pages.items():
             self.tabs.addTab(page, name.capitalize())
         self.tabs.setAccessibleName("Pages")
@@ -44,7 +47,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.service_label)
 
     def show_page(self, name: str) -> None:
-        """Bring page ``name`` (home, settings, editors) to the front; an unknown name changes nothing."""
+        """Bring page ``name`` (home, memory, editors, settings) to the front; an unknown name changes nothing."""
         page = self.pages.get(name)
         if page is not None:
             self.tabs.setCurrentWidget(page)

@@ -1,0 +1,356 @@
+"""The Memory page: what Engram remembers, by workspace, project, file and note, and ways to tidy it.
+
+A tree lists the workspaces and their projects; opening a project loads its files (200 at a time, "Show
+more…" loads the next page) and its latest notes. Below the tree: a box to add a note, a button to ingest
+a folder with the ingests in progress, a switch to pause indexing, and Forget for the selected file or note.
+Every engine call runs as a job; the tree is read again a second after anyone writes or forgets memories.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeVar
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engram.core import EngramError
+
+from .cards import ForgetTarget
+from .jobs import Job
+from .memory_tree import NOTES_SHOWN, ROLE, Entry, Row, entry_of, fill, read_project, read_workspaces, sync
+from .overview import JobRow
+
+if TYPE_CHECKING:
+    from .desktop import Desktop
+
+#: Writes by anyone are let settle this long before the tree is read again.
+RELOAD_DELAY_MS = 1000
+DEFAULT_PROJECT = "general"
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+W = TypeVar("W", bound=QWidget)
+
+
+def _named(widget: W, name: str) -> W:
+    widget.setAccessibleName(name)
+    return widget
+
+
+def _row(*widgets: QWidget, stretching: int = 0) -> QHBoxLayout:
+    """Widgets side by side, the one at ``stretching`` taking the room left."""
+    row = QHBoxLayout()
+    for index, widget in enumerate(widgets):
+        row.addWidget(widget, 1 if index == stretching else 0)
+    return row
+
+
+class MemoryPage(QWidget):
+    """Browse, add to and tidy what Engram remembers. Every engine call runs as a job."""
+
+    forgotten = Signal(str)  # what was forgotten, in a sentence (or why not)
+    note_added = Signal(str)  # the note was stored, in a sentence (or why not)
+
+    def __init__(self, desktop: Desktop) -> None:
+        super().__init__()
+        self.desktop = desktop
+        self.confirm: QMessageBox | None = None
+        self.tree = _named(QTreeWidget(), "What Engram remembers, by workspace, project, file and note")
+        self.tree.setHeaderHidden(True)
+        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a long path keeps its start and its file name
+        self.tree.setWordWrap(True)
+        self.tree.itemExpanded.connect(self._expanded)
+        self.tree.itemActivated.connect(self._activated)
+        self.tree.itemClicked.connect(self._activated)
+        self.tree.installEventFilter(self)
+        self.message = _named(QLabel("Open a project to see its files and notes."), "Memory page messages")
+        self.message.setWordWrap(True)
+        self.forget_button = _named(QPushButton("Forget…"), "Forget the selected file or note")
+        self.forget_button.setToolTip("Forget the selected file or note (Delete key)")
+        self.forget_button.setEnabled(False)
+        self.forget_button.clicked.connect(self.confirm_forget)
+        self.tree.itemSelectionChanged.connect(lambda: self.forget_button.setEnabled(self.selected() is not None))
+
+        self.note = _named(QPlainTextEdit(), "Note to remember")
+        self.note.setPlaceholderText("Something to remember, e.g. we deploy on Tuesdays after the review.")
+        self.note.setTabChangesFocus(True)
+        self.project = _named(QLineEdit(DEFAULT_PROJECT), "Project of the note")
+        self.add_button = _named(QPushButton("Add"), "Add the note")
+        self.add_button.clicked.connect(self.add_note)
+        add = _named(QGroupBox("Add a note"), "Add a note")
+        add_layout = QVBoxLayout(add)
+        add_layout.addWidget(self.note)
+        add_layout.addLayout(_row(QLabel("Project:"), self.project, self.add_button, stretching=1))
+
+        self.ingest_button = _named(QPushButton("Ingest a folder…"), "Ingest a folder")
+        self.ingest_button.clicked.connect(desktop.choose_folder_to_ingest)
+        self.pause = _named(QCheckBox("Pause indexing"), "Pause indexing")
+        self.pause.setChecked(desktop.engine.indexing_paused)
+        self.pause.toggled.connect(desktop.set_indexing_paused)
+        # No Cancel: the engine cannot stop an ingest yet (only pause all indexing); a button that only hid the
+        # job would leave it running, so there is none until the engine can cancel.
+        self.no_jobs = _named(QLabel("No folder is being indexed."), "Ingests in progress")
+        self.jobs_box = QVBoxLayout()
+        self.jobs_box.addWidget(self.no_jobs)
+        ingest = _named(QGroupBox("Files"), "Ingest files")
+        ingest_layout = QVBoxLayout(ingest)
+        ingest_layout.addLayout(_row(self.ingest_button, self.pause))
+        ingest_layout.addLayout(self.jobs_box)
+        ingest_layout.addStretch(1)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tree, 3)
+        layout.addLayout(_row(self.message, self.forget_button))
+        layout.addLayout(_row(add, ingest), 1)
+        self._rows: dict[int, JobRow] = {}
+        desktop.jobs.changed.connect(self.show_job)
+
+        self._reload = QTimer(self)
+        self._reload.setSingleShot(True)
+        self._reload.setInterval(RELOAD_DELAY_MS)
+        self._reload.timeout.connect(self.reload)
+        desktop.jobs.memories_changed.connect(lambda _workspace: self._reload.start())
+        self.reload()
+
+    # -------------------------------------------------------------------- tree
+
+    def reload(self) -> None:
+        """Read the workspaces and projects again (a job); open projects read their files and notes again."""
+        self._reload.stop()
+        engine = self.desktop.engine
+        self.desktop.jobs.submit("task", "Listing memories", lambda report: read_workspaces(engine),
+                                 on_done=self._show_workspaces)
+
+    def _show_workspaces(self, job: Job) -> None:
+        root = self.tree.invisibleRootItem()
+        if job.error is not None:
+            sync(root, [(f"{job.error.title}: {job.error.message}", Entry("empty"), "")])
+            return
+        rows: list[Row] = []
+        for name, status in job.result:
+            text = (f"{name} — could not be read: {status.message}" if isinstance(status, EngramError) else
+                    f"{name} — {_count(status.memories, 'memory', 'memories')}, "
+                    f"{_count(status.sources, 'file', 'files')}")
+            rows.append((text, Entry("workspace", name), ""))
+        if not rows:
+            rows.append(("Nothing stored yet: add a note or ingest a folder.", Entry("empty"), ""))
+        for item, (name, status) in zip(sync(root, rows), job.result, strict=False):
+            if isinstance(status, EngramError):
+                continue
+            projects = [(f"{p.project} — {_count(p.memories, 'memory', 'memories')}, "
+                         f"{_count(p.sources, 'file', 'files')}", Entry("project", name, p.project), "")
+                        for p in status.projects]
+            for project, p in zip(sync(item, projects), status.projects, strict=True):
+                if project.childCount() == 0:  # new: a placeholder until it is opened
+                    project.addChild(fill(QTreeWidgetItem(), ("Loading…", Entry("loading", name, p.project), "")))
+                elif project.isExpanded() and not self._placeholder(project):
+                    self.load_project(name, p.project)  # open: show what changed
+            if self.tree.topLevelItemCount() == 1:
+                item.setExpanded(True)
+
+    @staticmethod
+    def _placeholder(project: QTreeWidgetItem) -> bool:
+        first = entry_of(project.child(0))
+        return first is not None and first.kind == "loading"
+
+    def _find(self, *path: tuple[str, str, str, str]) -> QTreeWidgetItem | None:
+        item: QTreeWidgetItem | None = self.tree.invisibleRootItem()
+        for identity in path:
+            assert item is not None
+            item = next((item.child(i) for i in range(item.childCount())
+                         if (e := entry_of(item.child(i))) is not None and e.identity == identity), None)
+            if item is None:
+                return None
+        return item
+
+    def project_item(self, workspace: str, project: str) -> QTreeWidgetItem | None:
+        """The tree item of ``project`` in ``workspace`` (None while the tree does not show it)."""
+        return self._find(("workspace", workspace, "", ""), ("project", workspace, project, ""))
+
+    def _expanded(self, item: QTreeWidgetItem) -> None:
+        entry = entry_of(item)
+        if entry is not None and entry.kind == "project" and self._placeholder(item):
+            self.load_project(entry.workspace, entry.project)
+
+    def _activated(self, item: QTreeWidgetItem) -> None:
+        entry = entry_of(item)
+        if entry is not None and entry.kind == "more":
+            item.setData(0, ROLE, Entry("loading", entry.workspace, entry.project))  # one click, one page
+            item.setText(0, "Loading…")
+            self.load_project(entry.workspace, entry.project, entry.offset)
+
+    def load_project(self, workspace: str, project: str, offset: int = 0) -> None:
+        """Read one page of a project's files (with the first page, its latest notes) in a job."""
+        engine = self.desktop.engine
+        self.desktop.jobs.submit("task", f"Listing {project}",
+                                 lambda report: read_project(engine, workspace, project, offset),
+                                 on_done=lambda job: self._show_project(workspace, project, offset, job))
+
+    def _show_project(self, workspace: str, project: str, offset: int, job: Job) -> None:
+        item = self.project_item(workspace, project)
+        if item is None:
+            return  # gone since it was asked for
+        if job.error is not None:  # a loading entry: opening the project again retries
+            sync(item, [(f"Could not read it: {job.error.message}", Entry("loading", workspace, project), "")])
+            return
+        files, notes = job.result
+        rows: list[Row] = [(f"{s.path} ({_count(s.chunk_count, 'passage', 'passages')})",
+                            Entry("file", workspace, project, s.source, s.path),
+                            f"{s.path}\n{_count(s.chunk_count, 'passage', 'passages')}, ingested "
+                            f"{s.ingested_at:%Y-%m-%d %H:%M}") for s in files.items]
+        end = offset + len(files.items)
+        if files.total > end:
+            rows.append((f"Show more… ({_count(files.total - end, 'more file', 'more files')})",
+                         Entry("more", workspace, project, offset=end), "Load the next files"))
+        if offset:  # the next page goes after those shown, in place of its "Show more…"
+            group = self._find(("workspace", workspace, "", ""), ("project", workspace, project, ""),
+                               ("files", workspace, project, ""))
+            if group is not None:
+                group.takeChild(group.childCount() - 1)
+                group.addChildren([fill(QTreeWidgetItem(), row) for row in rows])
+            return
+        first = self._placeholder(item)
+        note_rows: list[Row] = []
+        for m in notes:
+            label = m.title or " ".join(m.content.split())[:80]
+            note_rows.append((f"{m.updated_at:%Y-%m-%d} · {label}", Entry("note", workspace, project, m.id, label),
+                              m.content[:500]))
+        shown = "latest 20 notes" if len(notes) == NOTES_SHOWN else _count(len(notes), "note", "notes")
+        groups = sync(item, [(f"Files ({files.total:,})", Entry("files", workspace, project), ""),
+                              (f"Notes ({shown})", Entry("notes", workspace, project), "")])
+        sync(groups[0], rows)
+        sync(groups[1], note_rows)
+        if first:
+            for group in groups:
+                group.setExpanded(True)
+
+    # ------------------------------------------------------------------ forget
+
+    def selected(self) -> Entry | None:
+        """The selected file or note (None when something else, or nothing, is selected)."""
+        entry = entry_of(self.tree.currentItem()) if self.tree.selectedItems() else None
+        return entry if entry is not None and entry.kind in ("file", "note") else None
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The Delete key on the tree asks to forget the selected file or note."""
+        if (watched is self.tree and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
+                and event.key() == Qt.Key.Key_Delete and self.selected() is not None):
+            self.confirm_forget()
+            return True
+        return super().eventFilter(watched, event)
+
+    def confirm_forget(self) -> None:
+        """Ask before forgetting the selected file or note (a window-modal box that blocks nothing else)."""
+        entry = self.selected()
+        if entry is None:
+            return
+        if entry.kind == "file":
+            target = ForgetTarget({"source": entry.key, "workspace": entry.workspace}, entry.label, "source")
+            what = f"the file {entry.label} and every passage Engram keeps from it"
+        else:
+            target = ForgetTarget({"ids": [entry.key], "workspace": entry.workspace}, entry.label, "note")
+            what = f"the note “{entry.label}”"
+        box = QMessageBox(QMessageBox.Icon.Question, "Forget", f"Forget {what}?", parent=self)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.setInformativeText("Nothing else is touched" + (": the file itself stays on your disk."
+                                                            if entry.kind == "file" else "."))
+        forget = box.addButton("Forget", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.finished.connect(lambda _r: self.forget(target, entry) if box.clickedButton() is forget else None)
+        self.confirm = box
+        box.open()
+
+    def forget(self, target: ForgetTarget, entry: Entry) -> None:
+        """Forget ``target`` in a job; then the project it was in is read again."""
+        engine = self.desktop.engine
+        self.desktop.jobs.submit("task", f"Forget {target.label}", lambda report: engine.call("delete", target.args),
+                                 on_done=lambda job: self._forgotten(target, entry, job))
+
+    def _forgotten(self, target: ForgetTarget, entry: Entry, job: Job) -> None:
+        if job.error is not None:
+            text = f"{job.error.title}: {job.error.message}"
+        elif target.kind == "source":
+            text = f"Forgot {target.label} ({_count(job.result.result.chunks, 'passage', 'passages')})."
+        else:
+            text = f"Forgot the note “{target.label}”."
+        self.message.setText(text)
+        self.load_project(entry.workspace, entry.project)
+        self.forgotten.emit(text)
+
+    # -------------------------------------------------------------------- note
+
+    def add_note(self) -> None:
+        """Store the note typed in the box (a job); an empty note is refused here, before any job."""
+        content = self.note.toPlainText()
+        if not content.strip():
+            self._say_added("Nothing to add: type the note first.")
+            return
+        args = {"content": content, "project": self.project.text().strip() or DEFAULT_PROJECT}
+        self.add_button.setEnabled(False)
+        engine = self.desktop.engine
+        self.desktop.jobs.submit("task", "Add a note", lambda report: engine.call("store", args),
+                                 on_done=self._added)
+
+    def _added(self, job: Job) -> None:
+        self.add_button.setEnabled(True)
+        if job.error is not None:  # the engine's refusal (too long, a bad project name) as it gave it
+            self._say_added(f"{job.error.title}: {job.error.message}")
+            return
+        self.note.clear()
+        self.reload()
+        self._say_added(f"Added the note to {job.result.result.project}.")
+
+    def _say_added(self, text: str) -> None:
+        self.message.setText(text)
+        self.note_added.emit(text)
+
+    # -------------------------------------------------------------------- jobs
+
+    def show_job(self, job: Job) -> None:
+        """Follow an ingest: a progress bar with its detail while it runs, gone when it ends."""
+        if job.kind != "ingest":
+            return
+        row = self._rows.get(job.id)
+        if job.finished:
+            if row is not None:
+                self.jobs_box.removeWidget(row)
+                row.deleteLater()
+                del self._rows[job.id]
+        elif row is None:
+            row = self._rows[job.id] = JobRow(job)
+            row.label.setWordWrap(True)
+            row.bar.setFixedWidth(120)
+            row.label.setAccessibleName("Ingest")
+            row.bar.setAccessibleName("Ingest progress")
+            self.jobs_box.addWidget(row)
+        else:
+            row.update_job(job)
+        self.no_jobs.setVisible(not self._rows)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """The tray can pause indexing too: show the engine's state when the page appears."""
+        self.pause.blockSignals(True)
+        self.pause.setChecked(self.desktop.engine.indexing_paused)
+        self.pause.blockSignals(False)
+        super().showEvent(event)
