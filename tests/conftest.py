@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import keyring
 import numpy as np
@@ -221,3 +222,32 @@ def service(env: dict[str, str], stop_services: None) -> Iterator[subprocess.Pop
     yield proc
     proc.terminate()
     proc.wait(timeout=30)
+
+
+# ------------------------------------------------------------------ the desktop app
+
+
+@pytest.fixture
+def desktop_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_keyring: MemoryKeyring) -> Path:
+    """A home folder of the test's own for the desktop app (editor configs and the login entry land here), and
+    an in-memory keyring: a desktop test never touches the person's real ones."""
+    from .desktop_support import own_home
+
+    return own_home(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def environ(paths: Paths, desktop_home: Path) -> dict[str, str]:
+    from .desktop_support import desktop_environ
+
+    return desktop_environ(paths, desktop_home)
+
+
+@pytest.fixture
+def make_desktop(qapp: Any, paths: Paths, environ: dict[str, str], real_embedder: Any) -> Iterator[Any]:
+    """Build real desktops (``make_desktop(serve=False, tray=True, env=None)``) on the real embedding model."""
+    from .desktop_support import desktops
+
+    with desktops(paths, environ, real_embedder) as build:
+        yield build
+

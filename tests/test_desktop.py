@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +25,17 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit
 
 from engram.app import cli
 from engram.app.desktop import autostart
-from engram.app.desktop.desktop import Desktop
 from engram.app.desktop.instance import InstanceServer, ask_running_instance
 from engram.app.desktop.settings_page import SECTIONS
 from engram.app.desktop.welcome import MARKER
-from engram.core import Engine, Paths
+from engram.core import Paths
 from engram.core.errors import ModelError
 from engram.core.settings_file import load_settings
 from engram.mcp.service_files import read_info
 from engram.mcp.setup_clients import Places
 
 from .conftest import MemoryKeyring, write_tree
+from .desktop_support import enter, settle
 
 ENGRAM = [sys.executable, "-m", "engram.app"]
 
@@ -64,75 +63,13 @@ VALUES: dict[str, tuple[str, str | None]] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _never_the_real_keyring(memory_keyring: MemoryKeyring) -> MemoryKeyring:
-    return memory_keyring
-
-
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder of our own: editor configs and the login entry land here, never in the real one."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    return folder
-
-
-@pytest.fixture
-def environ(paths: Paths, home: Path) -> dict[str, str]:
-    return {"HOME": str(home), "ENGRAM_DATA_DIR": str(paths.data_dir), "ENGRAM_CONFIG_DIR": str(paths.config_dir)}
-
-
-@pytest.fixture
-def make_desktop(qapp: Any, paths: Paths, environ: dict[str, str], real_embedder: Any) -> Iterator[Any]:
-    made: list[Desktop] = []
-
-    def build(*, serve: bool = False, tray: bool | None = True, env: dict[str, str] | None = None) -> Desktop:
-        settings = load_settings(paths.settings_file, env or environ).settings
-        engine = Engine(paths, settings, embedder=real_embedder)
-        desktop = Desktop(paths, env or environ, engine=engine, places=Places.from_environ(env or environ),
-                          serve=serve, tray=tray)
-        desktop._owns_engine = True  # close the engine with the app, as the real one does
-        made.append(desktop)
-        return desktop
-
-    yield build
-    for desktop in made:
-        desktop.jobs.shutdown()
-        desktop.window.hide()
-        desktop.engine.close()
+def home(desktop_home: Path) -> Path:
+    return desktop_home
 
 
 def saved(paths: Paths, key: str) -> Any:
     return load_settings(paths.settings_file, {}).value(key)
-
-
-def settle(desktop: Desktop, qtbot: Any, lanes: tuple[str, ...] = ("settings", "keyring", "editors")) -> None:
-    """Wait until the work asked of these lanes so far has run and its results were shown (on the Qt thread):
-    the app writes settings, keys and editor configs off the Qt thread, one at a time per lane."""
-    pending = set(lanes)
-    for lane in lanes:
-        desktop.jobs.submit("task", "test: settled", lambda _report: None,
-                            on_done=lambda _job, lane=lane: pending.discard(lane), lane=lane)
-    qtbot.waitUntil(lambda: not pending, timeout=30_000)
-
-
-def enter(row: Any, text: str) -> None:
-    """Type ``text`` into a row's editor and leave it, as a person would."""
-    editor = row.editor
-    if isinstance(editor, QLineEdit):
-        editor.setText(text)
-        editor.editingFinished.emit()
-    else:
-        assert isinstance(editor, QComboBox)
-        index = editor.findText(text)
-        if index < 0:
-            editor.setEditText(text)
-            editor.lineEdit().editingFinished.emit()
-        else:
-            editor.setCurrentIndex(index)
-            editor.activated.emit(index)
 
 
 # ----------------------------------------------------------------------------- settings

@@ -13,47 +13,26 @@ from PySide6.QtWidgets import QAbstractButton, QLabel, QWidget
 
 from engram.app.desktop.desktop import Desktop
 from engram.app.desktop.editors_page import EditorsPage
-from engram.core import Engine, Paths
-from engram.core.settings_file import load_settings
-from engram.mcp.setup_clients import CLIENTS, Places
+from engram.core import Paths
+from engram.mcp.setup_clients import CLIENTS
 
-from .conftest import HashingEmbedder, MemoryKeyring
+from .conftest import HashingEmbedder
+from .desktop_support import desktop_environ, desktops
 
 EDITORS = ["claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf"]
 
 
-@pytest.fixture(autouse=True)
-def _never_the_real_keyring(memory_keyring: MemoryKeyring) -> MemoryKeyring:
-    return memory_keyring
-
-
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder of our own, with Cursor installed: editor configs land here, never in the real one."""
-    folder = tmp_path / "home"
-    (folder / ".cursor").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    return folder
+def home(desktop_home: Path) -> Path:
+    """A home folder of our own, with Cursor installed."""
+    (desktop_home / ".cursor").mkdir()
+    return desktop_home
 
 
 @pytest.fixture
 def make_desktop(qapp: Any, paths: Paths, home: Path, fake_embedder: HashingEmbedder) -> Iterator[Any]:
-    environ = {"HOME": str(home), "ENGRAM_DATA_DIR": str(paths.data_dir), "ENGRAM_CONFIG_DIR": str(paths.config_dir)}
-    made: list[Desktop] = []
-
-    def build() -> Desktop:
-        engine = Engine(paths, load_settings(paths.settings_file, environ).settings, embedder=fake_embedder)
-        desktop = Desktop(paths, environ, engine=engine, places=Places.from_environ(environ), serve=False, tray=False)
-        desktop._owns_engine = True
-        made.append(desktop)
-        return desktop
-
-    yield build
-    for desktop in made:
-        desktop.jobs.shutdown()
-        desktop.window.hide()
-        desktop.engine.close()
+    with desktops(paths, desktop_environ(paths, home), fake_embedder, tray=False) as build:
+        yield build
 
 
 def loaded_page(desktop: Desktop, qtbot: Any) -> EditorsPage:

@@ -13,42 +13,21 @@ from PySide6.QtWidgets import QAbstractButton, QCheckBox, QLineEdit, QPlainTextE
 
 from engram.app.desktop.desktop import Desktop
 from engram.app.desktop.memory_page import MemoryPage, entry_of
-from engram.core import Engine, Paths
-from engram.core.settings_file import load_settings
-from engram.mcp.setup_clients import Places
+from engram.core import Paths
 
-from .conftest import MemoryKeyring, write_tree
-
-
-@pytest.fixture(autouse=True)
-def _never_the_real_keyring(memory_keyring: MemoryKeyring) -> MemoryKeyring:
-    return memory_keyring
+from .conftest import write_tree
+from .desktop_support import desktops
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder of our own: editor configs land here, never in the real one."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    return folder
-
-
-@pytest.fixture
-def environ(paths: Paths, home: Path) -> dict[str, str]:
-    return {"HOME": str(home), "ENGRAM_DATA_DIR": str(paths.data_dir), "ENGRAM_CONFIG_DIR": str(paths.config_dir)}
+def home(desktop_home: Path) -> Path:
+    return desktop_home
 
 
 @pytest.fixture
 def desktop(qapp: Any, paths: Paths, environ: dict[str, str], real_embedder: Any) -> Iterator[Desktop]:
-    settings = load_settings(paths.settings_file, environ).settings
-    engine = Engine(paths, settings, embedder=real_embedder)
-    made = Desktop(paths, environ, engine=engine, places=Places.from_environ(environ), serve=False, tray=False)
-    yield made
-    made.jobs.shutdown()
-    made.window.hide()
-    engine.close()
+    with desktops(paths, environ, real_embedder, tray=False) as build:
+        yield build()
 
 
 @pytest.fixture

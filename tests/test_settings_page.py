@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,77 +15,14 @@ from PySide6.QtWidgets import QAbstractButton, QCheckBox, QComboBox, QLabel, QLi
 from engram.app.desktop.desktop import Desktop
 from engram.app.desktop.setting_labels import LABELS
 from engram.app.desktop.settings_page import SECTIONS
-from engram.core import Engine, Paths
 from engram.core.settings import setting_keys
-from engram.core.settings_file import load_settings
-from engram.mcp.setup_clients import Places
 
-from .conftest import MemoryKeyring
-
-
-@pytest.fixture(autouse=True)
-def _never_the_real_keyring(memory_keyring: MemoryKeyring) -> MemoryKeyring:
-    return memory_keyring
+from .desktop_support import enter, settle
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder of our own: editor configs and the login entry land here, never in the real one."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    return folder
-
-
-@pytest.fixture
-def environ(paths: Paths, home: Path) -> dict[str, str]:
-    return {"HOME": str(home), "ENGRAM_DATA_DIR": str(paths.data_dir), "ENGRAM_CONFIG_DIR": str(paths.config_dir)}
-
-
-@pytest.fixture
-def make_desktop(qapp: Any, paths: Paths, environ: dict[str, str], real_embedder: Any) -> Iterator[Any]:
-    made: list[Desktop] = []
-
-    def build() -> Desktop:
-        settings = load_settings(paths.settings_file, environ).settings
-        engine = Engine(paths, settings, embedder=real_embedder)
-        desktop = Desktop(paths, environ, engine=engine, places=Places.from_environ(environ), serve=False, tray=True)
-        desktop._owns_engine = True  # close the engine with the app, as the real one does
-        made.append(desktop)
-        return desktop
-
-    yield build
-    for desktop in made:
-        desktop.jobs.shutdown()
-        desktop.window.hide()
-        desktop.engine.close()
-
-
-def settle(desktop: Desktop, qtbot: Any, lanes: tuple[str, ...] = ("settings", "keyring", "editors")) -> None:
-    """Wait until the work asked of these lanes so far has run and its results were shown (on the Qt thread)."""
-    pending = set(lanes)
-    for lane in lanes:
-        desktop.jobs.submit("task", "test: settled", lambda _report: None,
-                            on_done=lambda _job, lane=lane: pending.discard(lane), lane=lane)
-    qtbot.waitUntil(lambda: not pending, timeout=30_000)
-
-
-def enter(row: Any, text: str) -> None:
-    """Type ``text`` into a row's editor and leave it, as a person would."""
-    editor = row.editor
-    if isinstance(editor, QLineEdit):
-        editor.setText(text)
-        editor.editingFinished.emit()
-    else:
-        assert isinstance(editor, QComboBox)
-        index = editor.findText(text)
-        if index < 0:
-            editor.setEditText(text)
-            editor.lineEdit().editingFinished.emit()
-        else:
-            editor.setCurrentIndex(index)
-            editor.activated.emit(index)
+def home(desktop_home: Path) -> Path:
+    return desktop_home
 
 
 def shown_settings(desktop: Desktop, qtbot: Any, width: int, height: int) -> Any:

@@ -22,7 +22,16 @@ from typing import Any, Literal
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engram.core.recall.models import Evidence, RecallResult, StepReport
 from engram.core.recall.render import step_label
@@ -349,3 +358,21 @@ def _breakable(text: str) -> str:
 def _file_of(source: str) -> str:
     """The file behind ``source``: the source itself, unless it is ingested text (``content:<title>``)."""
     return "" if source.startswith("content:") else source
+
+
+def ask_to_forget(parent: QWidget, target: ForgetTarget, then: Callable[[], None]) -> QMessageBox:
+    """Open (never ``exec``: nothing else waits) a window-modal question whether to forget ``target``; ``then``
+    runs only when the person chose Forget. Returns the box (tests press its buttons)."""
+    what = (f"the file {target.label} and every passage Engram keeps from it" if target.kind == "source"
+            else f"the note “{target.label}”")
+    box = QMessageBox(QMessageBox.Icon.Question, "Forget", f"Forget {what}?", parent=parent)
+    box.setWindowModality(Qt.WindowModality.WindowModal)
+    box.setInformativeText("Nothing else is touched" + (": the file itself stays on your disk."
+                                                        if target.kind == "source" else "."))
+    forget = box.addButton("Forget", QMessageBox.ButtonRole.DestructiveRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    box.finished.connect(lambda _result: then() if box.clickedButton() is forget else None)
+    box.open()
+    return box
+

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from engram.core import EngramError
 
-from .cards import ForgetTarget
+from .cards import ForgetTarget, ask_to_forget
 from .jobs import Job
 from .memory_tree import NOTES_SHOWN, ROLE, Entry, Row, entry_of, fill, read_project, read_workspaces, sync
 from .overview import JobRow
@@ -266,20 +266,9 @@ class MemoryPage(QWidget):
             return
         if entry.kind == "file":
             target = ForgetTarget({"source": entry.key, "workspace": entry.workspace}, entry.label, "source")
-            what = f"the file {entry.label} and every passage Engram keeps from it"
         else:
             target = ForgetTarget({"ids": [entry.key], "workspace": entry.workspace}, entry.label, "note")
-            what = f"the note “{entry.label}”"
-        box = QMessageBox(QMessageBox.Icon.Question, "Forget", f"Forget {what}?", parent=self)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.setInformativeText("Nothing else is touched" + (": the file itself stays on your disk."
-                                                            if entry.kind == "file" else "."))
-        forget = box.addButton("Forget", QMessageBox.ButtonRole.DestructiveRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.finished.connect(lambda _r: self.forget(target, entry) if box.clickedButton() is forget else None)
-        self.confirm = box
-        box.open()
+        self.confirm = ask_to_forget(self, target, lambda: self.forget(target, entry))
 
     def forget(self, target: ForgetTarget, entry: Entry) -> None:
         """Forget ``target`` in a job; then the project it was in is read again."""

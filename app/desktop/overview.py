@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from engram.core import EngramError
 
-from .cards import ForgetTarget, ResultsView
+from .cards import ForgetTarget, ResultsView, ask_to_forget
 from .jobs import Job
 
 if TYPE_CHECKING:
@@ -223,17 +223,7 @@ class OverviewPage(QWidget):
 
     def confirm_forget(self, target: ForgetTarget) -> None:
         """Ask before forgetting (a window-modal box that blocks nothing else); only the one file or note goes."""
-        what = (f"the file {target.label} and every passage Engram keeps from it" if target.kind == "source"
-                else f"the note “{target.label}”")
-        box = QMessageBox(QMessageBox.Icon.Question, "Forget", f"Forget {what}?", parent=self)
-        box.setInformativeText("Nothing else is touched" + (": the file itself stays on your disk." if
-                                                            target.kind == "source" else "."))
-        forget = box.addButton("Forget", QMessageBox.ButtonRole.DestructiveRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.finished.connect(lambda _r: self.forget(target) if box.clickedButton() is forget else None)
-        self.confirm = box
-        box.open()
+        self.confirm = ask_to_forget(self, target, lambda: self.forget(target))
 
     def forget(self, target: ForgetTarget) -> None:
         """Forget ``target`` in the background; the counts and the shown results follow."""
