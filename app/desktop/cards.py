@@ -164,8 +164,8 @@ class ResultCard(QFrame):
         self.found = self._label(text.found, text.found)
         for label, shown in ((self.title, True), (self.where, True), (self.snippet, bool(text.snippet)),
                              (self.found, bool(text.found))):
+            layout.addWidget(label)  # first: a label shown before it has a parent is a window of its own
             label.setVisible(shown)
-            layout.addWidget(label)
 
         row = QHBoxLayout()
         name = Path(text.file).name if text.file else _short(text.title, 40)
