@@ -33,7 +33,7 @@ from engram.core import EngramError
 from .cards import ForgetTarget, ask_to_forget
 from .jobs import Job
 from .memory_tree import NOTES_SHOWN, ROLE, Entry, Row, entry_of, fill, read_project, read_workspaces, sync
-from .overview import JobRow
+from .overview import JobRow, count_of
 
 if TYPE_CHECKING:
     from .desktop import Desktop
@@ -41,10 +41,6 @@ if TYPE_CHECKING:
 #: Writes by anyone are let settle this long before the tree is read again.
 RELOAD_DELAY_MS = 1000
 DEFAULT_PROJECT = "general"
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n:,} {one if n == 1 else many}"
 
 
 W = TypeVar("W", bound=QWidget)
@@ -149,16 +145,16 @@ class MemoryPage(QWidget):
         rows: list[Row] = []
         for name, status in job.result:
             text = (f"{name} — could not be read: {status.message}" if isinstance(status, EngramError) else
-                    f"{name} — {_count(status.memories, 'memory', 'memories')}, "
-                    f"{_count(status.sources, 'file', 'files')}")
+                    f"{name} — {count_of(status.memories, 'memory', 'memories')}, "
+                    f"{count_of(status.sources, 'file', 'files')}")
             rows.append((text, Entry("workspace", name), ""))
         if not rows:
             rows.append(("Nothing stored yet: add a note or ingest a folder.", Entry("empty"), ""))
         for item, (name, status) in zip(sync(root, rows), job.result, strict=False):
             if isinstance(status, EngramError):
                 continue
-            projects = [(f"{p.project} — {_count(p.memories, 'memory', 'memories')}, "
-                         f"{_count(p.sources, 'file', 'files')}", Entry("project", name, p.project), "")
+            projects = [(f"{p.project} — {count_of(p.memories, 'memory', 'memories')}, "
+                         f"{count_of(p.sources, 'file', 'files')}", Entry("project", name, p.project), "")
                         for p in status.projects]
             for project, p in zip(sync(item, projects), status.projects, strict=True):
                 if project.childCount() == 0:  # new: a placeholder until it is opened
@@ -214,13 +210,13 @@ class MemoryPage(QWidget):
             sync(item, [(f"Could not read it: {job.error.message}", Entry("loading", workspace, project), "")])
             return
         files, notes = job.result
-        rows: list[Row] = [(f"{s.path} ({_count(s.chunk_count, 'passage', 'passages')})",
+        rows: list[Row] = [(f"{s.path} ({count_of(s.chunk_count, 'passage', 'passages')})",
                             Entry("file", workspace, project, s.source, s.path),
-                            f"{s.path}\n{_count(s.chunk_count, 'passage', 'passages')}, ingested "
+                            f"{s.path}\n{count_of(s.chunk_count, 'passage', 'passages')}, ingested "
                             f"{s.ingested_at:%Y-%m-%d %H:%M}") for s in files.items]
         end = offset + len(files.items)
         if files.total > end:
-            rows.append((f"Show more… ({_count(files.total - end, 'more file', 'more files')})",
+            rows.append((f"Show more… ({count_of(files.total - end, 'more file', 'more files')})",
                          Entry("more", workspace, project, offset=end), "Load the next files"))
         if offset:  # the next page goes after those shown, in place of its "Show more…"
             group = self._find(("workspace", workspace, "", ""), ("project", workspace, project, ""),
@@ -235,7 +231,7 @@ class MemoryPage(QWidget):
             label = m.title or " ".join(m.content.split())[:80]
             note_rows.append((f"{m.updated_at:%Y-%m-%d} · {label}", Entry("note", workspace, project, m.id, label),
                               m.content[:500]))
-        shown = "latest 20 notes" if len(notes) == NOTES_SHOWN else _count(len(notes), "note", "notes")
+        shown = "latest 20 notes" if len(notes) == NOTES_SHOWN else count_of(len(notes), "note", "notes")
         groups = sync(item, [(f"Files ({files.total:,})", Entry("files", workspace, project), ""),
                               (f"Notes ({shown})", Entry("notes", workspace, project), "")])
         sync(groups[0], rows)
@@ -280,7 +276,7 @@ class MemoryPage(QWidget):
         if job.error is not None:
             text = f"{job.error.title}: {job.error.message}"
         elif target.kind == "source":
-            text = f"Forgot {target.label} ({_count(job.result.result.chunks, 'passage', 'passages')})."
+            text = f"Forgot {target.label} ({count_of(job.result.result.chunks, 'passage', 'passages')})."
         else:
             text = f"Forgot the note “{target.label}”."
         self.message.setText(text)

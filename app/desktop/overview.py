@@ -52,7 +52,8 @@ def collect_overview(engine: Any) -> dict[str, Any]:
     return {"workspaces": workspaces, "recent": recent[:10]}
 
 
-def _count(n: int, one: str, many: str) -> str:
+def count_of(n: int, one: str, many: str) -> str:
+    """``n`` with the noun that fits it: ``1 note``, ``2,025 passages``."""
     return f"{n:,} {one if n == 1 else many}"
 
 
@@ -62,11 +63,11 @@ def state_sentence(overview: dict[str, Any], editors_connected: int, local_ai: b
     notes = sum(w.get("notes", 0) for w in overview["workspaces"])
     files = sum(w.get("sources", 0) for w in overview["workspaces"])
     if passages or notes:
-        held = (f"Engram remembers {_count(passages, 'passage', 'passages')} from {_count(files, 'file', 'files')}"
-                f" and {_count(notes, 'note', 'notes')}")
+        held = (f"Engram remembers {count_of(passages, 'passage', 'passages')} from {count_of(files, 'file', 'files')}"
+                f" and {count_of(notes, 'note', 'notes')}")
     else:
         held = "Engram remembers nothing yet"
-    editors = _count(editors_connected, "editor", "editors") + " connected"
+    editors = count_of(editors_connected, "editor", "editors") + " connected"
     return f"{held} · {editors} · local AI {'on' if local_ai else 'off'}"
 
 

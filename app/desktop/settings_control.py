@@ -113,8 +113,9 @@ class SettingsController(QObject):
 
     def _save(self, key: str, text: str) -> Saved | Refused:
         try:
-            if as_text(self._load().value(key)) == text.strip():
-                return Saved(key, self._load().value(key), changed=False)
+            current = self._load().value(key)
+            if as_text(current) == text.strip():
+                return Saved(key, current, changed=False)
             value = set_value(self.paths.settings_file, key, text)
         except SettingsError as exc:
             return Refused(key, exc.message)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import logging
 import os
 import platform
@@ -141,15 +142,14 @@ def _lib_dir() -> Path:
     return Path(llama_cpp.__file__).parent / "lib"
 
 
+@functools.cache
 def ggml_library() -> Any:
-    """libggml as libllama links it.
+    """libggml as libllama links it (opened once).
 
     Raises:
         ImportError, OSError: llama-cpp-python is missing or its library cannot be loaded.
     """
-    import llama_cpp  # loads libllama, and with it libggml under its SONAME
-
-    lib_dir = Path(llama_cpp.__file__).parent / "lib"
+    lib_dir = _lib_dir()  # importing llama_cpp loads libllama, and with it libggml under its SONAME
     # A wheel holds copies, not links: libggml.so and libggml.so.0 are two files, and the one loaded under the
     # name libllama does not use (as llama_cpp._ggml does) is a second library with its own backend registry.
     # Linux: the SONAME (libggml.so.N); macOS: libggml.N.dylib; Windows: ggml.dll (one file).
