@@ -107,6 +107,16 @@ class Engine:
     def indexing_paused(self) -> bool:
         return self.indexing.paused
 
+    def cancel_ingest(self, ingest: str) -> bool:
+        """Stop the ingest whose ``IngestStarted`` event carried ``ingest`` after its current batch (at once
+        when paused); it then raises ``IngestCancelled`` to its caller and the files it finished stay written.
+        Returns False when no such ingest runs."""
+        return self.indexing.cancel(ingest)
+
+    def running_ingests(self) -> frozenset[str]:
+        """The ids of this engine's ingests running now."""
+        return self.indexing.running()
+
     def apply_settings(self, settings: Settings) -> None:
         """Use ``settings`` from the next call on. Loaded models and open workspaces keep what they were
         opened with (the embedding model, its threads, the GPU device, read consistency) until a restart."""

@@ -24,6 +24,7 @@ this file have no module named; the others are defined beside the code that rais
     │       ├── NetworkError     the connection broke off (core/models/download.py)
     │       └── ServerError      the server refused the download (core/models/download.py)
     ├── IngestError              a path that cannot be ingested at all
+    ├── IngestCancelled          an ingest stopped because someone cancelled it (its finished files stay)
     ├── LedgerError              the run ledger cannot be read or written (no provider work follows)
     ├── BudgetRefused            a run's allowance does not cover a preparation (the message says which limit)
     ├── EngineClosed             the engine was closed
@@ -96,6 +97,10 @@ class ChecksumMismatch(ModelError):
 
 class IngestError(EngramError):
     title = "Cannot ingest"
+
+
+class IngestCancelled(EngramError):
+    title = "Ingest cancelled"
 
 
 class LedgerError(EngramError):

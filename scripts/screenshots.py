@@ -3,6 +3,8 @@
     python scripts/screenshots.py OUT_DIR
 
 Each page at 800×600 and 1200×800, in the light and the dark color scheme: ``<page>-<scheme>-<size>.png``.
+Also the tray menu (``tray-menu.png``) and the tray icon's four states on a light and a dark panel
+(``tray-icons.png``).
 
 Uses a throwaway data folder holding this repository's docs/ and two notes, so the pages show real
 content; the person's own Engram data is never touched.
@@ -43,20 +45,29 @@ SIZES = ((800, 600), (1200, 800))
 SCHEMES = ("light", "dark")
 
 
-def dark_palette() -> Any:
-    from PySide6.QtGui import QColor, QPalette
+def tray_states_image(sizes: tuple[int, ...] = (16, 22, 24, 32, 48, 64)) -> Any:
+    """The tray icon's states at ``sizes`` px, on a light panel (top) and a dark one (bottom)."""
+    from PySide6.QtCore import QSize
+    from PySide6.QtGui import QColor, QImage, QPainter
 
-    palette = QPalette()
-    role, group = QPalette.ColorRole, QPalette.ColorGroup
-    for r, color in ((role.Window, "#2b2b2b"), (role.WindowText, "#e6e6e6"), (role.Base, "#1e1e1e"),
-                     (role.AlternateBase, "#2f2f2f"), (role.Text, "#e6e6e6"), (role.Button, "#353535"),
-                     (role.ButtonText, "#e6e6e6"), (role.Highlight, "#3d6db5"), (role.HighlightedText, "#ffffff"),
-                     (role.ToolTipBase, "#353535"), (role.ToolTipText, "#e6e6e6"), (role.PlaceholderText, "#9a9a9a"),
-                     (role.Link, "#8ab4f8"), (role.Mid, "#444444"), (role.Dark, "#202020"), (role.Light, "#505050")):
-        palette.setColor(r, QColor(color))
-    for r in (role.Text, role.WindowText, role.ButtonText):
-        palette.setColor(group.Disabled, r, QColor("#7a7a7a"))
-    return palette
+    from engram.app.desktop.resources import TRAY_STATES, tray_icon
+
+    pad = 8
+    width = pad + len(TRAY_STATES) * (sum(sizes) + pad * (len(sizes) + 1))
+    row = max(sizes) + 2 * pad
+    image = QImage(width, 2 * row, QImage.Format.Format_ARGB32)
+    p = QPainter(image)
+    for r, panel in enumerate(("#f2f2f2", "#232323")):
+        p.fillRect(0, r * row, width, row, QColor(panel))
+        x = pad
+        for state in TRAY_STATES:
+            icon = tray_icon(state)
+            for size in sizes:
+                p.drawPixmap(x, r * row + pad + (max(sizes) - size) // 2, icon.pixmap(QSize(size, size), 1.0))
+                x += size + pad
+            x += pad
+    p.end()
+    return image
 
 
 async def pages(desktop: Any, out: Path, scheme: str) -> None:
@@ -64,6 +75,8 @@ async def pages(desktop: Any, out: Path, scheme: str) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
+
+    from engram.app.desktop.appearance import dark_palette
 
     wanted = Qt.ColorScheme.Dark if scheme == "dark" else Qt.ColorScheme.Light
     QGuiApplication.styleHints().setColorScheme(wanted)
@@ -74,8 +87,8 @@ async def pages(desktop: Any, out: Path, scheme: str) -> None:
     window = desktop.window
     for width, height in SIZES:
         window.resize(width, height)
-        for name, page in (("overview", window.overview), ("memory", window.memory), ("settings", window.settings),
-                           ("editors", window.editors)):
+        for name, page in (("home", window.overview), ("ask", window.ask), ("memory", window.memory),
+                           ("settings", window.settings), ("editors", window.editors)):
             window.tabs.setCurrentWidget(page)
             await settle()
             window.grab().save(str(out / f"{name}-{scheme}-{width}x{height}.png"))
@@ -104,9 +117,12 @@ async def shoot(out: Path) -> None:
     window = desktop.window
     desktop.show_window()
     await wait_signal(desktop.status_changed)  # counts shown in the Overview and the tray
-    window.overview.question.setText("how do editors connect to Engram, and what does recall return?")
+    window.overview.question.setText("recall budget")
     window.overview.ask_button.click()
-    await wait_signal(window.overview.recall_shown)
+    await wait_signal(window.overview.searched)
+    window.ask.question.setText("how do editors connect to Engram, and what does recall return?")
+    window.ask.ask_button.click()
+    await wait_signal(window.ask.recall_shown)
     for scheme in SCHEMES:
         await pages(desktop, out, scheme)
 
@@ -115,6 +131,7 @@ async def shoot(out: Path) -> None:
     await settle()
     menu.grab().save(str(out / "tray-menu.png"))
     menu.hide()
+    tray_states_image().save(str(out / "tray-icons.png"))
 
     desktop.show_welcome()
     await settle()

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QComboBox, QLineEdit
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QSlider
 
 from engram.app.desktop.desktop import Desktop
 from engram.core import Engine, Paths
@@ -65,14 +67,33 @@ def settle(desktop: Desktop, qtbot: Any, lanes: tuple[str, ...] = ("settings", "
 
 
 def enter(row: Any, text: str) -> None:
-    """Type ``text`` into a row's editor and leave it, as a person would."""
+    """Put ``text`` into a row's control and leave it, as a person would: typed into a field, pasted over a
+    number and Enter pressed (a spin box refuses what is out of its range and keeps its value), chosen in a
+    list (by its value or its words), or a slider dragged to it and let go (it stops at its ends, takes no words).
+    """
     editor = row.editor
     if isinstance(editor, QLineEdit):
         editor.setText(text)
         editor.editingFinished.emit()
+    elif isinstance(editor, QAbstractSpinBox):
+        typed = editor.lineEdit()
+        typed.selectAll()
+        typed.insert(text)  # through the box's validator, as a paste goes
+        QTest.keyClick(editor, Qt.Key.Key_Return)
+    elif isinstance(editor, QSlider):
+        try:
+            step = row.slider_step(float(text))
+        except ValueError:
+            return
+        if editor.minimum() <= step <= editor.maximum():
+            editor.setSliderDown(True)
+            editor.setValue(step)
+            editor.setSliderDown(False)
     else:
         assert isinstance(editor, QComboBox)
-        index = editor.findText(text)
+        index = editor.findData(text)
+        if index < 0:
+            index = editor.findText(text)
         if index < 0:
             editor.setEditText(text)
             editor.lineEdit().editingFinished.emit()

@@ -56,7 +56,7 @@ def test_search_forget_connect_and_configure_with_the_keyboard_alone(make_deskto
     press(qtbot, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert QApplication.focusWidget() is window.overview.question
     qtbot.keyClicks(window.overview.question, "who approves a rollback")
-    with qtbot.waitSignal(window.overview.recall_shown, timeout=60_000):
+    with qtbot.waitSignal(window.overview.searched, timeout=60_000):
         press(qtbot, Qt.Key.Key_Return)
     cards = window.overview.results.cards
     note = next(card for card in cards if card.target is not None and card.target.kind == "note")
@@ -83,8 +83,8 @@ def test_search_forget_connect_and_configure_with_the_keyboard_alone(make_deskto
     assert not any("on-call lead" in hit.content for hit in found.hits), "the note is forgotten"
     assert any("git revert" in hit.content for hit in found.hits), "the file is not"
 
-    # Connect Cursor: Ctrl+3 opens Editors, Tab to its button, Space.
-    press(qtbot, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    # Connect Cursor: Ctrl+4 opens Editors, Tab to its button, Space.
+    press(qtbot, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentWidget() is window.editors
     button = window.editors.buttons["cursor"]
     qtbot.waitUntil(button.isEnabled, timeout=10_000)
@@ -95,8 +95,8 @@ def test_search_forget_connect_and_configure_with_the_keyboard_alone(make_deskto
     config = json.loads((desktop_home / ".cursor" / "mcp.json").read_text())
     assert "engram" in config["mcpServers"]
 
-    # Change a setting: Ctrl+4 opens Settings, Tab to "Results per search", type 12, Tab away.
-    press(qtbot, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
+    # Change a setting: Ctrl+5 opens Settings, Tab to "Results per search", type 12, Tab away.
+    press(qtbot, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentWidget() is window.settings
     limit = window.settings.rows["search.limit"].editor
     window.settings.setFocus()

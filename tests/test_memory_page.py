@@ -111,6 +111,12 @@ def test_an_empty_note_is_refused_and_nothing_is_stored(stocked: Desktop, qtbot:
     assert refused.args == ["Nothing to add: type the note first."]
     assert page.message.text() == "Nothing to add: type the note first."
     assert stocked.engine.call("status", {}).result.memories == before
+    page.note.setPlainText("x" * 20_001)  # refused by the engine, not the page
+    with qtbot.waitSignal(page.note_added, timeout=30_000) as refused:
+        page.add_button.click()
+    assert "20000" in refused.args[0] or "20,000" in refused.args[0], refused.args
+    assert stocked.state != "error", "what was typed is refused on the page; the tray does not turn red"
+    assert stocked.engine.call("status", {}).result.memories == before
 
 
 def test_forgetting_a_file_asks_first_and_removes_that_file_alone(stocked: Desktop, qtbot: Any) -> None:
@@ -201,3 +207,27 @@ def test_pause_indexing_and_ingest_a_folder_go_to_the_desktop(stocked: Desktop, 
     page.ingest_button.click()
     assert stocked.folder_dialog is not None and stocked.folder_dialog.isVisible()
     stocked.folder_dialog.reject()
+
+
+def test_cancel_stops_an_ingest_and_keeps_the_files_it_finished(desktop: Desktop, home: Path, qtbot: Any) -> None:
+    from engram.core.errors import IngestCancelled
+    from engram.core.ingest.pipeline import _BATCH_FILES
+
+    files = _BATCH_FILES * 2 + 3
+    folder = write_tree(home / "many", {f"n{i:03}.md": f"# Note {i}\n\nItem {i} of the list." for i in range(files)})
+    page = MemoryPage(desktop)
+    page.show()
+    desktop.set_indexing_paused(True)  # the first batch is written, then the ingest waits: a moment to cancel
+    job = desktop.ingest_folder(str(folder), project="many")
+    qtbot.waitUntil(lambda: job.id in page._cancels and page._cancels[job.id].isEnabled(), timeout=60_000)
+    cancel = page._cancels[job.id]
+    assert cancel.accessibleName() == "Cancel Ingest many"
+    with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.id == job.id) as ended:
+        cancel.click()
+    assert isinstance(ended.args[0].error, IngestCancelled)
+    assert "Ingest cancelled" in desktop.window.statusBar().currentMessage()
+    assert desktop.state != "error"  # a cancel is what the person asked for, not a failure
+    assert job.id not in page._cancels and page.no_jobs.isVisible()
+    desktop.set_indexing_paused(False)
+    sources = desktop.engine.call("status", {}).result.sources
+    assert 0 < sources < files and sources % _BATCH_FILES == 0  # whole batches of whole files

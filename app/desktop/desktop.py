@@ -18,15 +18,16 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QSystemTrayIcon
 
 from engram.core import Engine, EngramError, Paths
-from engram.core.errors import IngestError, InvalidArgument, NotFound, SettingsError
+from engram.core.errors import IngestCancelled, IngestError, InvalidArgument, NotFound, SettingsError
 from engram.core.settings_file import LoadedSettings, load_settings
-from engram.mcp.errors import ServiceUnavailable
-from engram.mcp.service import Service, ServiceRunning
+from engram.mcp.service import Service
 from engram.mcp.setup_clients import Places
 
 from .editors import EditorsController
 from .jobs import Job, Jobs
+from .models_control import ModelsController
 from .overview import collect_overview
+from .service_control import ServiceController
 from .settings_control import KeysController, SettingsController
 from .tray import Tray
 from .welcome import Welcome, first_run
@@ -38,7 +39,6 @@ logger = logging.getLogger(__name__)
 INPUT_ERRORS = (InvalidArgument, NotFound, IngestError, SettingsError)
 TRAY_RETRY_MS = 1000
 TRAY_RETRIES = 30
-SHUTDOWN_TIMEOUT_S = 10.0
 #: How long writes must pause before the counts are read again.
 RECOUNT_DELAY_MS = 2000
 
@@ -78,13 +78,13 @@ class Desktop(QObject):
         self.keys = KeysController(self.jobs, parent=self)
         self.editors = EditorsController(self.jobs, self.places, parent=self)
         self.editors.toggled.connect(self._editor_toggled)
+        self.models = ModelsController(self.jobs, self.engine, parent=self)
+        self.service_control = ServiceController(paths, self.engine, parent=self)
+        self.service_control.changed.connect(self._service_changed)
+        self.service_control.failed.connect(self._fail)
         self.tray: Tray | None = None
-        self.service: Service | None = None
-        self.service_note = "Service not started."
         self._serve = serve
         self._tray_wanted = tray
-        self._serving: asyncio.Task[None] | None = None
-        self._opening: asyncio.Task[None] | None = None
         self._failed: EngramError | None = None
         self._tray_tries = 0
         self._done: asyncio.Event | None = None
@@ -123,28 +123,22 @@ class Desktop(QObject):
             self.show_welcome()
 
     def start_service(self) -> asyncio.Task[None]:
-        """Open the MCP service on this engine and serve it on the running (qasync) loop. Opening takes the
-        instance lock, binds the port and writes the token (file and socket work: on a worker thread); the
-        task returned ends once the service serves, or once it could not open."""
-        self._opening = asyncio.ensure_future(self._open_service())
-        return self._opening
+        """Open the MCP service on this engine (``ServiceController``); the task ends once it serves, or once
+        it could not open."""
+        return self.service_control.start()
 
-    async def _open_service(self) -> None:
-        service = Service(self.paths, self.engine.settings, engine=self.engine, handle_signals=False)
-        try:
-            info = await asyncio.to_thread(service.open)
-        except ServiceRunning as exc:
-            self.service_note = f"{exc.message} Editors are served by it; this window works on the same data."
-            logger.info(self.service_note)
-        except ServiceUnavailable as exc:
-            self.service_note = f"{exc.title}: {exc.message}"
-            self._fail(exc)
-        else:
-            self.service = service
-            self._serving = asyncio.ensure_future(service.serve())
-            self.service_note = f"Serving editors at {info.url}"
-        self.window.show_service(self.service_note)
-        self.service_changed.emit(self.service_note)
+    @property
+    def service(self) -> Service | None:
+        """The app's MCP service while it serves (None when another process serves this data folder)."""
+        return self.service_control.service
+
+    @property
+    def service_note(self) -> str:
+        return self.service_control.note
+
+    def _service_changed(self, note: str) -> None:
+        self.window.show_service(note)
+        self.service_changed.emit(note)
 
     def attach_tray(self) -> bool:
         """Show the tray icon if the desktop has a system tray now."""
@@ -169,21 +163,10 @@ class Desktop(QObject):
         asyncio.ensure_future(self.shutdown())
 
     async def shutdown(self) -> None:
-        if self._opening is not None and not self._opening.done():
-            try:  # a service still opening is let finish, then stopped like a running one
-                await asyncio.wait_for(asyncio.shield(self._opening), SHUTDOWN_TIMEOUT_S)
-            except (TimeoutError, asyncio.CancelledError):
-                logger.warning("the service did not open within %.0f s", SHUTDOWN_TIMEOUT_S)
-        if self.service is not None:
-            self.service.stop()
-            if self._serving is not None:
-                try:
-                    await asyncio.wait_for(asyncio.shield(self._serving), SHUTDOWN_TIMEOUT_S)
-                except (TimeoutError, asyncio.CancelledError):
-                    logger.warning("the service did not stop within %.0f s", SHUTDOWN_TIMEOUT_S)
-                except Exception:  # the service's own failure: logged, the app still quits
-                    logger.exception("the service stopped with an error")
-            self.service.close()
+        for job in self.jobs.running():  # an ingest stops after its current batch instead of holding the quit
+            if job.kind == "ingest":
+                self.jobs.cancel_ingest(job.id, self.engine.cancel_ingest)
+        await self.service_control.stop()
         self._recount.stop()
         self.jobs.shutdown()
         self._unsubscribe()
@@ -242,6 +225,11 @@ class Desktop(QObject):
             args["project"] = project
         name = Path(folder).name or folder
         return self.jobs.submit("ingest", f"Ingest {name}", lambda report: self.engine.call("ingest_path", args))
+
+    def cancel_ingest(self, job_id: int) -> bool:
+        """Stop the ingest job ``job_id`` after its current batch (its finished files stay remembered).
+        Returns False when that job runs no ingest now."""
+        return self.jobs.cancel_ingest(job_id, self.engine.cancel_ingest)
 
     def set_indexing_paused(self, paused: bool) -> None:
         if paused:
@@ -311,12 +299,17 @@ class Desktop(QObject):
                     warning=isinstance(exc, INPUT_ERRORS))
 
     def _job_finished(self, job: Job) -> None:
-        if job.error is not None and job.external:
+        if isinstance(job.error, IngestCancelled) or (job.external and job.error is not None
+                                                      and job.error.title == IngestCancelled.title):
+            self.notify("Ingest cancelled", job.error.message, page="memory")
+        elif job.error is not None and job.external:
             # The editor that asked was told why; here it is news, not the app's own failure.
             self.notify("An editor's ingest stopped", f"{job.error.title}: {job.error.message}", warning=True,
                         page="memory")
         elif job.error is not None:
-            if job.kind != "recall":  # a recall's error is shown where it was asked
+            # A recall's error, and a refused note or deletion, are shown on the page that asked: the person is
+            # looking at it, and the tray need not turn red for what they typed.
+            if job.kind != "recall" and not (job.kind == "task" and isinstance(job.error, INPUT_ERRORS)):
                 self._fail(job.error)
         elif job.kind == "ingest" and job.result is not None:
             r = job.result.result

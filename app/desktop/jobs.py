@@ -53,6 +53,8 @@ class Job:
     result: Any = None
     error: EngramError | None = None
     external: bool = False
+    ingest: str = ""  # the engine's id of the ingest this job runs (its ``IngestStarted`` event), once known
+    cancelling: bool = False
 
     @property
     def percent(self) -> int | None:
@@ -142,6 +144,7 @@ class Jobs(QObject):
                     self._jobs[job.id] = job
                     job_id = job.id
                 self._by_ingest[event.ingest] = job_id
+            self._update(job_id, ingest=event.ingest)
         elif isinstance(event, IngestProgressed):
             with self._lock:
                 job_id = self._by_ingest.get(event.ingest)
@@ -164,6 +167,15 @@ class Jobs(QObject):
         handler = self._handlers.pop(job.id, None)
         if handler is not None:
             handler(job)
+
+    def cancel_ingest(self, job_id: int, cancel: Callable[[str], bool]) -> bool:
+        """Ask the engine (``cancel``: ``Engine.cancel_ingest``) to stop the ingest job ``job_id`` after its
+        current batch; the job then ends with ``IngestCancelled``. Returns False when it runs no ingest now."""
+        job = self.get(job_id)
+        if job is None or job.finished or not job.ingest or not cancel(job.ingest):
+            return False
+        self._update(job_id, cancelling=True, detail="stopping after the files being written now…")
+        return True
 
     def get(self, job_id: int) -> Job | None:
         with self._lock:

@@ -51,6 +51,7 @@ def run_tray(paths: Paths, environ: Mapping[str, str], *, verbose: bool = False)
     from PySide6.QtWidgets import QApplication
 
     from ..logs import configure_logging
+    from .appearance import follow_color_scheme
     from .desktop import Desktop
     from .instance import InstanceServer, ask_running_instance
     from .resources import app_icon
@@ -62,6 +63,7 @@ def run_tray(paths: Paths, environ: Mapping[str, str], *, verbose: bool = False)
     app.setDesktopFileName("engram")
     app.setQuitOnLastWindowClosed(False)
     app.setWindowIcon(app_icon())
+    follow_color_scheme(app)  # a dark system preference where Qt's style would stay light (Fusion without a theme)
     if ask_running_instance(paths.data_dir):
         print(f"Engram is already running for {paths.data_dir}; its window was brought up.", file=sys.stderr)
         return 0

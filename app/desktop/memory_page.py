@@ -2,7 +2,8 @@
 
 A tree lists the workspaces and their projects; opening a project loads its files (200 at a time, "Show
 more…" loads the next page) and its latest notes. Below the tree: a box to add a note, a button to ingest
-a folder with the ingests in progress, a switch to pause indexing, and Forget for the selected file or note.
+a folder with the ingests in progress (each with Cancel: it stops after the files being written, and those
+stay remembered), a switch to pause indexing, and Forget for the selected file or note.
 Every engine call runs as a job; the tree is read again a second after anyone writes or forgets memories.
 """
 
@@ -103,8 +104,6 @@ class MemoryPage(QWidget):
         self.pause = _named(QCheckBox("Pause indexing"), "Pause indexing")
         self.pause.setChecked(desktop.engine.indexing_paused)
         self.pause.toggled.connect(desktop.set_indexing_paused)
-        # No Cancel: the engine cannot stop an ingest yet (only pause all indexing); a button that only hid the
-        # job would leave it running, so there is none until the engine can cancel.
         self.no_jobs = _named(QLabel("No folder is being indexed."), "Ingests in progress")
         self.jobs_box = QVBoxLayout()
         self.jobs_box.addWidget(self.no_jobs)
@@ -119,6 +118,7 @@ class MemoryPage(QWidget):
         layout.addLayout(_row(self.message, self.forget_button))
         layout.addLayout(_row(add, ingest), 1)
         self._rows: dict[int, JobRow] = {}
+        self._cancels: dict[int, QPushButton] = {}
         desktop.jobs.changed.connect(self.show_job)
 
         self._reload = QTimer(self)
@@ -328,10 +328,25 @@ class MemoryPage(QWidget):
             row.bar.setFixedWidth(120)
             row.label.setAccessibleName("Ingest")
             row.bar.setAccessibleName("Ingest progress")
+            cancel = _named(QPushButton("Cancel"), f"Cancel {job.title}")
+            cancel.setToolTip("Stop after the files being written now; the files already done stay remembered.")
+            cancel.clicked.connect(lambda _c=False, job_id=job.id: self.cancel_ingest(job_id))
+            row.line.addWidget(cancel)
+            self._cancels[job.id] = cancel
             self.jobs_box.addWidget(row)
         else:
             row.update_job(job)
+        button = self._cancels.get(job.id)
+        if job.finished:
+            self._cancels.pop(job.id, None)
+        elif button is not None:
+            button.setEnabled(bool(job.ingest) and not job.cancelling)  # until the engine has named the ingest
         self.no_jobs.setVisible(not self._rows)
+
+    def cancel_ingest(self, job_id: int) -> None:
+        """Stop that ingest after its current batch; what it finished stays (a notice says so when it ends)."""
+        if not self.desktop.cancel_ingest(job_id):
+            self.message.setText("That ingest has already ended.")
 
     def showEvent(self, event: QShowEvent) -> None:
         """The tray can pause indexing too: show the engine's state when the page appears."""

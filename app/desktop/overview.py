@@ -1,28 +1,23 @@
-"""The Overview page: what each workspace holds, recent memories, a recall box, jobs in progress."""
+"""Home: what Engram remembers in one sentence, a search box with results as cards, recent notes, jobs."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QLineEdit,
     QListWidget,
     QMessageBox,
     QProgressBar,
-    QPushButton,
-    QTreeWidget,
-    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from engram.core import EngramError
 
-from .cards import ForgetTarget, ResultsView, ask_to_forget
+from .asking import QuestionPanel
 from .jobs import Job
 
 if TYPE_CHECKING:
@@ -74,7 +69,7 @@ def state_sentence(overview: dict[str, Any], editors_connected: int, local_ai: b
 class JobRow(QWidget):
     def __init__(self, job: Job) -> None:
         super().__init__()
-        layout = QHBoxLayout(self)
+        self.line = layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.label = QLabel()
         self.bar = QProgressBar()
@@ -94,10 +89,7 @@ class JobRow(QWidget):
 
 
 class OverviewPage(QWidget):
-    """Counts, recent memories, recall, jobs. Every engine call runs as a job."""
-
-    recall_shown = Signal(str)  # the recall's text as an editor would get it, once its cards are shown
-    forgotten = Signal(str)  # what was forgotten, in a sentence (or why not)
+    """Home: the state in one sentence, a search box with results as cards, recent notes, jobs in progress."""
 
     def __init__(self, desktop: Desktop) -> None:
         super().__init__()
@@ -110,47 +102,23 @@ class OverviewPage(QWidget):
         self._overview: dict[str, Any] | None = None
         desktop.editors.changed.connect(self.show_state)
 
-        ask = QHBoxLayout()
-        self.question = QLineEdit()
-        self.question.setPlaceholderText("Ask your memory (recall): e.g. how do we deploy, and how do we roll back?")
-        self.question.returnPressed.connect(self.run_recall)
-        self.question.setAccessibleName("Question")
-        self.ask_button = QPushButton("Recall")
-        self.ask_button.setAccessibleName("Recall")
-        self.ask_button.clicked.connect(self.run_recall)
-        ask.addWidget(self.question, 1)
-        ask.addWidget(self.ask_button)
-        layout.addLayout(ask)
-        self.results = ResultsView()
-        self.results.show_message("What you recall appears here as cards: where each passage comes from, the words "
-                                  "that matched, and actions to open, copy or forget it.")
-        self.results.forget_requested.connect(self.confirm_forget)
-        layout.addWidget(self.results, 3)
-        self.confirm: QMessageBox | None = None
+        self.panel = QuestionPanel(
+            desktop, "search", placeholder="Search your memory: e.g. rollback approval", button="Search",
+            box_name="Search", empty="What you find appears here as cards: where each passage comes from, the "
+                                     "words that matched, and actions to open, copy or forget it.")
+        layout.addWidget(self.panel, 3)
+        self.question = self.panel.question
+        self.ask_button = self.panel.ask_button
+        self.results = self.panel.results
+        self.searched = self.panel.shown
+        self.forgotten = self.panel.forgotten
 
-        row = QHBoxLayout()
-        left = QVBoxLayout()
-        left.addWidget(QLabel("<b>What is stored</b>"))
-        self.counts = QTreeWidget()
-        self.counts.setAccessibleName("What is stored, by workspace and project")
-        self.counts.setHeaderLabels(["Workspace / project", "Memories", "Sources"])
-        header = self.counts.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in (1, 2):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        self.counts.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        left.addWidget(self.counts)
-        right = QVBoxLayout()
-        right.addWidget(QLabel("<b>Recent notes</b>"))
+        layout.addWidget(QLabel("<b>Recent notes</b>"))
         self.recent = QListWidget()
         self.recent.setAccessibleName("Recent notes")
         self.recent.setWordWrap(True)
         self.recent.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        right.addWidget(self.recent)
-        row.addLayout(left, 1)
-        row.addLayout(right, 1)
-        layout.addLayout(row, 2)
+        layout.addWidget(self.recent, 1)
 
         layout.addWidget(QLabel("<b>Jobs</b>"))
         self.jobs_box = QVBoxLayout()
@@ -160,34 +128,26 @@ class OverviewPage(QWidget):
         self._rows: dict[int, JobRow] = {}
         desktop.jobs.changed.connect(self.show_job)
 
+    @property
+    def confirm(self) -> QMessageBox | None:
+        """The open question before a Forget (tests press its buttons)."""
+        return self.panel.confirm
+
     # ------------------------------------------------------------------ counts
 
     def show_overview(self, job: Job) -> None:
         """Show the counts job's result (``Desktop.refresh`` runs it for the tray and this page)."""
         if job.error is not None:
-            self.counts.clear()
-            self.counts.addTopLevelItem(QTreeWidgetItem([f"{job.error.title}: {job.error.message}", "", ""]))
+            self.state.setText(f"{job.error.title}: {job.error.message}")
             return
         data = job.result
         self._overview = data
         self.show_state()
-        self.counts.clear()
-        for w in data["workspaces"]:
-            top = QTreeWidgetItem([w["name"], f"{w['memories']:,}", f"{w['sources']:,}"])
-            if w.get("error"):
-                top.setText(1, "—")
-                top.setToolTip(0, w["error"])
-            for project, memories, sources in w["projects"]:
-                top.addChild(QTreeWidgetItem([project, f"{memories:,}", f"{sources:,}"]))
-            self.counts.addTopLevelItem(top)
-            top.setExpanded(True)
-        if not data["workspaces"]:
-            self.counts.addTopLevelItem(QTreeWidgetItem(["Nothing stored yet: use Ingest a folder…", "", ""]))
         self.recent.clear()
         for m in data["recent"]:
             self.recent.addItem(f"{m['updated_at']:%Y-%m-%d %H:%M}  [{m['project']}]  {m['title']}")
         if not data["recent"]:
-            self.recent.addItem("No notes yet (agents add them with the remember tool).")
+            self.recent.addItem("No notes yet (agents add them with the remember tool; you can on the Memory page).")
 
     def show_state(self) -> None:
         """The sentence at the top, from the last counts and the editors' states."""
@@ -195,54 +155,6 @@ class OverviewPage(QWidget):
             return
         connected = sum(1 for e in self.desktop.editors.states.values() if e.connected)
         self.state.setText(state_sentence(self._overview, connected, self.desktop.engine.settings.recall.llm))
-
-    # ------------------------------------------------------------------ recall
-
-    def run_recall(self) -> None:
-        question = self.question.text().strip()
-        if not question:
-            self.results.show_message("Type a question first.")
-            return
-        self.ask_button.setEnabled(False)
-        self.results.show_message("Recalling…")
-        engine = self.desktop.engine
-        self.desktop.jobs.submit("recall", f"Recall: {question[:60]}",
-                                 lambda report: engine.call("recall", {"question": question}),
-                                 on_done=self.show_recall)
-
-    def show_recall(self, job: Job) -> None:
-        self.ask_button.setEnabled(True)
-        if job.error is not None:
-            text = f"{job.error.title}: {job.error.message}"
-            self.results.show_message(text)
-        else:
-            text = job.result.text
-            self.results.show_recall(job.result.result)
-        self.recall_shown.emit(text)
-
-    # ------------------------------------------------------------------ forget
-
-    def confirm_forget(self, target: ForgetTarget) -> None:
-        """Ask before forgetting (a window-modal box that blocks nothing else); only the one file or note goes."""
-        self.confirm = ask_to_forget(self, target, lambda: self.forget(target))
-
-    def forget(self, target: ForgetTarget) -> None:
-        """Forget ``target`` in the background; the counts and the shown results follow."""
-        engine = self.desktop.engine
-        self.desktop.jobs.submit("task", f"Forget {target.label}", lambda report: engine.call("delete", target.args),
-                                 on_done=lambda job: self._forgotten(target, job))
-
-    def _forgotten(self, target: ForgetTarget, job: Job) -> None:
-        if job.error is not None:
-            text = f"{job.error.title}: {job.error.message}"
-        else:
-            deleted = job.result.result
-            text = (f"Forgot {target.label} ({deleted.chunks:,} passages)." if target.kind == "source"
-                    else f"Forgot the note “{target.label}”.")
-            if self.question.text().strip():
-                self.run_recall()  # the results shown must not offer what is gone
-        self.desktop.notify("Memory", text)
-        self.forgotten.emit(text)
 
     # -------------------------------------------------------------------- jobs
 

@@ -1,7 +1,7 @@
 """What the Settings page calls each key it edits, in the user's words, and the group it sits in.
 
 The raw key (``recall.llm_timeout_sec``) stays in each row's tooltip and in Advanced's complete list;
-the label is what a person reads. ``UNITS`` is the word shown after a number's field.
+the label is what a person reads. ``UNITS`` is the unit a number's spin box shows after its value.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ LABELS: dict[str, str] = {
     "recall.run_budget.max_tokens_per_query": "Tokens read from each query",
 }
 
-#: Key → the unit shown after its field.
+#: Key → the unit its spin box shows after the value (the suffix).
 UNITS: dict[str, str] = {
     "recall.llm_timeout_sec": "seconds",
     "tagger.local.threads": "threads",

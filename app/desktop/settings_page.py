@@ -5,15 +5,16 @@ Editors & service, Advanced; Advanced ends with every key, read-only, so nothing
 written by the settings controller off the Qt thread with ``settings_file.set_value`` (validate first,
 then an atomic replace), so a refused value shows the model's message under the row and the file stays
 as it was. A key set in the environment is shown but not editable (the environment wins). Saved values
-apply at once, except the few that a running service or a loaded model holds (marked). API keys go to
-the OS keyring through the keys controller. The page never scrolls sideways: labels wrap instead.
+apply at once, except the few that a running service or a loaded model holds (marked). The helper model's
+file is downloaded, verified and removed by ``models_control.ModelsController``; API keys go to the OS
+keyring through the keys controller: the page only shows widgets. It never scrolls sideways: labels wrap.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -29,26 +30,17 @@ from PySide6.QtWidgets import (
 )
 
 from engram.core import EngramError
-from engram.core.manifest import load_manifest, resolve_model
+from engram.core.manifest import ModelEntry, load_manifest
 from engram.core.models.providers import is_local_inference
 
 from .. import keys
-from .jobs import Job, JobKind
+from .models_control import ModelsController
 from .setting_labels import PAGE_GROUPS
-from .setting_rows import EverySetting, SettingRow
+from .setting_rows import GPU_WORDS, EverySetting, SettingRow, error_colour, palette_changed
 from .settings_control import Refused, Saved
 
 if TYPE_CHECKING:
     from .desktop import Desktop
-
-#: How a helper model is pinned, in a sentence for the model row.
-PINNING_SENTENCES = {
-    "hash": "Pinned by hash: Engram's manifest holds its SHA256; the file is checked against it when it arrives "
-            "and whenever it changes.",
-    "revision": "Pinned by revision only: Engram's manifest has no SHA256 for it; the hub's hash for the pinned "
-                "commit is recorded at the first download and checked from then on.",
-    "none": "Custom model: used as it is, unverified.",
-}
 
 #: The page's groups and the keys each edits, in the order shown.
 SECTIONS: list[tuple[str, list[str]]] = PAGE_GROUPS
@@ -86,6 +78,10 @@ class SettingsPage(QWidget):
         body = QWidget()
         scroll.setWidget(body)
         layout = QVBoxLayout(body)
+        models = getattr(desktop, "models", None)  # the desktop's own; a page of its own for a bare desktop
+        self.models = models if isinstance(models, ModelsController) else ModelsController(
+            desktop.jobs, desktop.engine, parent=self)
+        self._key_error = False
         helper_ids = [e.id for e in load_manifest().values() if "helper" in e.roles]
         for title, section_keys in SECTIONS:
             box = self.groups[title] = QGroupBox(title)
@@ -94,9 +90,13 @@ class SettingsPage(QWidget):
                 self.llm_state = _wrapped()
                 form.addRow(_wrapped("Local inference"), self.llm_state)
             for key in section_keys:
-                choices = helper_ids if key == "tagger.local.model" else (
-                    ["auto", "cpu"] if key == "model.gpu_device" else None)
-                row = self.rows[key] = SettingRow(self, key, choices)
+                if key == "tagger.local.model":  # a custom model can be typed in
+                    row = SettingRow(self, key, [(i, i) for i in helper_ids], editable=True)
+                elif key == "model.gpu_device":  # in words; the GPUs found are added by show_gpus
+                    row = SettingRow(self, key, [(words, raw) for raw, words in GPU_WORDS.items()])
+                else:
+                    row = SettingRow(self, key)
+                self.rows[key] = row
                 if row.label is row.editor:  # a checkbox carries its own label
                     form.addRow(row)
                 else:
@@ -116,6 +116,8 @@ class SettingsPage(QWidget):
         desktop.settings_control.refused.connect(self._refused)
         desktop.settings_control.reset_done.connect(lambda _key: self.load())
         desktop.keys.state.connect(self._show_key_text)
+        self.models.progress.connect(self._model_progress)
+        self.models.done.connect(self._model_done)
         self.load()
 
     # ------------------------------------------------------------ the rows
@@ -168,13 +170,11 @@ class SettingsPage(QWidget):
                    "never sends your memory elsewhere.")
         else:
             try:
-                entry = resolve_model(s.tagger.local.model)
-                status = self.desktop.engine.model_files().status(entry)
-                present = status.present or bool(entry.local_path)
+                entry = self.models.entry()
             except EngramError as exc:
-                present, entry = False, None
                 why = f"It cannot be on now: {exc.message}"
-            if entry is not None:
+            else:
+                present = bool(entry.local_path) or self.models.state(entry).present
                 why = (f"It can be on: {entry.id} is on this computer." if present else
                        f"It would fall back to plain recall: {entry.id} is not downloaded yet (Download below).")
         state = "on" if s.recall.llm else "off"
@@ -204,74 +204,54 @@ class SettingsPage(QWidget):
         layout.addWidget(self.model_progress)
         return box
 
-    def _model_entry(self) -> Any:
-        return resolve_model(self.desktop.engine.settings.tagger.local.model)
+    def _model_entry(self) -> ModelEntry:
+        return self.models.entry()
 
     def show_model_state(self) -> None:
-        try:
-            entry = self._model_entry()
-            st = self.desktop.engine.model_files().status(entry)
-        except EngramError as exc:
-            self.model_state.setText(exc.message)
-            return
-        size = f"{st.size / 1e9:.2f} GB" if st.size else "size unknown"
-        where = f"downloaded at {st.path}" if st.present else "not downloaded"
-        extra = f" {st.note}" if st.note else ""
-        self.model_state.setText(f"{st.name}, {size}: {where}. {PINNING_SENTENCES[entry.pinning]}{extra}")
-        self.download_button.setEnabled(not st.present and st.available)
-        self.verify_button.setEnabled(st.present)
-        self.remove_button.setEnabled(st.present)
+        state = self.models.state()
+        self.model_state.setText(state.text)
+        self.download_button.setEnabled(state.can_download)
+        self.verify_button.setEnabled(state.can_verify)
+        self.remove_button.setEnabled(state.can_remove)
 
     def model_action(self, action: str) -> None:
-        """Download, verify or remove the chosen helper model on a worker; progress shows in the bar."""
-        try:
-            entry = self._model_entry()
-        except EngramError as exc:
-            self.model_state.setText(exc.message)
-            return
-        engine = self.desktop.engine
-        files = engine.model_files()
-        self.model_progress.setRange(0, 0)
-        self.model_progress.show()
+        """Download, verify or remove the chosen helper model (on a worker); progress shows in the bar."""
+        if self.models.act(action) and self.models.busy:
+            for b in (self.download_button, self.verify_button, self.remove_button):
+                b.setEnabled(False)
+            self.model_progress.setRange(0, 0)
+            self.model_progress.show()
 
-        def work(report: Any) -> str:
-            if action == "download":
-                got = engine.download_model(entry, progress=lambda p: report(p.done, p.total, _rate(p)))
-                return f"{entry.id} downloaded and verified ({got.size:,} bytes)."
-            if action == "verify":
-                return f"{entry.id} matches its SHA256, read in full ({files.verify(entry, full=True)})."
-            return f"{entry.id} {'removed' if files.remove(entry) else 'was not downloaded'}."
-
-        kind: JobKind = "download" if action == "download" else "task"
-        job = self.desktop.jobs.submit(kind, f"{action.capitalize()} {entry.id}", work, on_done=self._model_done)
-        self._model_job = job.id
-        self.desktop.jobs.changed.connect(self._model_progress)
-
-    def _model_progress(self, job: Job) -> None:
-        if job.id != getattr(self, "_model_job", None) or job.finished:
-            return
-        if job.percent is not None:
+    def _model_progress(self, percent: int, detail: str) -> None:
+        if percent < 0:
+            self.model_progress.setRange(0, 0)
+        else:
             self.model_progress.setRange(0, 100)
-            self.model_progress.setValue(job.percent)
-            self.model_progress.setFormat(f"%p% — {job.detail}")
+            self.model_progress.setValue(percent)
+            self.model_progress.setFormat(f"%p% — {detail}" if detail else "%p%")
 
-    def _model_done(self, job: Job) -> None:
-        self.desktop.jobs.changed.disconnect(self._model_progress)
+    def _model_done(self, message: str, ok: bool) -> None:
         self.model_progress.hide()
         self.show_model_state()
         self.explain_llm()
-        if job.error is not None:
-            self.model_state.setText(f"{job.error.title}: {job.error.message}")
+        if not ok:
+            self.model_state.setText(message)
 
     # ----------------------------------------------------------- GPU
 
     def show_gpus(self, gpus: list[Any], chosen: str) -> None:
-        row = self.rows["model.gpu_device"]
-        combo = row.editor
+        """List the GPUs found in the GPU dropdown, in words (``GPU 0: NVIDIA … (8192 MB)``, saved as ``0``)."""
+        combo = self.rows["model.gpu_device"].editor
         assert isinstance(combo, QComboBox)
         for g in gpus:
-            if combo.findText(str(g.index)) < 0:
-                combo.addItem(str(g.index))
+            words = f"GPU {g.index}: {g.name}" + (f" ({g.memory_mb} MB)" if g.memory_mb else "")
+            index = combo.findData(str(g.index))
+            if index < 0:  # after Automatic, CPU only and the GPUs of lower indexes
+                after = [i for i in range(combo.count()) if str(combo.itemData(i)).isdigit()
+                         and int(combo.itemData(i)) > g.index]
+                combo.insertItem(after[0] if after else combo.count(), words, str(g.index))
+            else:  # the value the file holds, added in the meantime as "GPU 3"
+                combo.setItemText(index, words)
         listed = "; ".join(f"{g.index}: {g.name} ({g.vendor}, {g.memory_mb or '?'} MB"
                            f"{', discrete' if g.discrete else ''})" for g in gpus)
         self.gpu_label.setText((listed or "No GPU found; models run on the CPU.") + f" Chosen now: {chosen}.")
@@ -309,9 +289,18 @@ class SettingsPage(QWidget):
 
     def _show_key_text(self, text: str, works: bool, is_error: bool) -> None:
         self.key_state.setText(text)
-        self.key_state.setStyleSheet("color: #b00020" if is_error else "")
+        self._key_error = is_error
+        self._colour_key_text()
         for w in (self.key_input, self.key_store, self.key_remove):
             w.setEnabled(works)
+
+    def _colour_key_text(self) -> None:
+        self.key_state.setStyleSheet(f"color: {error_colour(self)}" if self._key_error else "")
+
+    def changeEvent(self, event: QEvent) -> None:
+        if palette_changed(event):
+            self._colour_key_text()
+        super().changeEvent(event)
 
     def store_key(self) -> None:
         """Store the typed key (the field is cleared at once: the secret stays in no widget)."""
@@ -323,7 +312,3 @@ class SettingsPage(QWidget):
     def remove_key(self) -> None:
         self.desktop.keys.remove(self.key_provider.currentText())
 
-
-def _rate(p: Any) -> str:
-    eta = f", {p.eta_s:.0f} s left" if p.eta_s is not None else ""
-    return f"{p.done / 1e6:,.1f} of {p.total / 1e6:,.1f} MB at {p.bytes_per_s / 1e6:.1f} MB/s{eta}"

@@ -1,6 +1,6 @@
-"""The window: the Home, Memory, Editors and Settings pages, and a status bar with the service's address.
+"""The window: the Home, Ask, Memory, Editors and Settings pages, and a status bar with the service's address.
 
-Keyboard: Ctrl+F goes to Home's question box; Ctrl+1… opens the pages in order; Tab walks each page.
+Keyboard: Ctrl+F goes to Home's search box; Ctrl+1… opens the pages in order; Tab walks each page.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget, QWidget
 
+from .ask_page import AskPage
 from .editors_page import EditorsPage
 from .memory_page import MemoryPage
 from .overview import OverviewPage
@@ -29,10 +30,11 @@ class MainWindow(QMainWindow):
         self.resize(900, 680)
         self.tabs = QTabWidget()
         self.overview = OverviewPage(desktop)
+        self.ask = AskPage(desktop)
         self.memory = MemoryPage(desktop)
         self.settings = SettingsPage(desktop)
         self.editors = EditorsPage(desktop)
-        self.pages: dict[str, QWidget] = {"home": self.overview, "memory": self.memory, "editors": self.editors,
+        self.pages: dict[str, QWidget] = {"home": self.overview, "ask": self.ask, "memory": self.memory, "editors": self.editors,
                                           "settings": self.settings}
         for name, page in self.pages.items():
             self.tabs.addTab(page, name.capitalize())
@@ -47,13 +49,13 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.service_label)
 
     def show_page(self, name: str) -> None:
-        """Bring page ``name`` (home, memory, editors, settings) to the front; an unknown name changes nothing."""
+        """Bring page ``name`` (home, ask, memory, editors, settings) to the front; an unknown name changes nothing."""
         page = self.pages.get(name)
         if page is not None:
             self.tabs.setCurrentWidget(page)
 
     def focus_question(self) -> None:
-        """Home, with the cursor in its question box (Ctrl+F)."""
+        """Home, with the cursor in its search box (Ctrl+F)."""
         self.show_page("home")
         self.overview.question.setFocus()
         self.overview.question.selectAll()

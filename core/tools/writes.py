@@ -218,8 +218,9 @@ class _IngestEvents:
 
     def progress(self, progress: IngestProgress) -> None:
         self.scope.emit(IngestProgressed(self.ingest, self.scope.workspace, progress))
-        # Between batches: what is written stays written, and the next batch waits while indexing is paused.
-        self.scope.services.indexing.wait()
+        # Between batches: what is written stays written; the next batch waits while indexing is paused and
+        # never starts once this ingest is cancelled.
+        self.scope.services.indexing.checkpoint(self.ingest)
 
     def finished(self, files_indexed: int, chunks_written: int) -> None:
         self.scope.emit(IngestFinished(self.ingest, self.scope.workspace, files_indexed, chunks_written,
@@ -230,6 +231,8 @@ class _IngestEvents:
 def _ingest_events(scope: Scope, project: str, root: str) -> Iterator[_IngestEvents]:
     """Tell subscribers an ingest started, and that it failed if the body raises (the error goes on up)."""
     events = _IngestEvents(scope, new_ingest_id())
+    gate = scope.services.indexing
+    gate.started(events.ingest)
     scope.emit(IngestStarted(events.ingest, scope.workspace, project, root))
     try:
         yield events
@@ -240,3 +243,5 @@ def _ingest_events(scope: Scope, project: str, root: str) -> Iterator[_IngestEve
         scope.emit(IngestFailed(events.ingest, scope.workspace, "Ingest stopped",
                                 "The ingest stopped unexpectedly; what its finished batches wrote stays written."))
         raise
+    finally:
+        gate.ended(events.ingest)
