@@ -23,10 +23,10 @@ from engram.core.settings_file import LoadedSettings, load_settings
 from engram.mcp.service import Service
 from engram.mcp.setup_clients import Places
 
+from .counts import collect_overview
 from .editors import EditorsController
 from .jobs import Job, Jobs
 from .models_control import ModelsController
-from .overview import collect_overview
 from .service_control import ServiceController
 from .settings_control import KeysController, SettingsController
 from .tray import Tray

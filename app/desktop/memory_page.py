@@ -32,9 +32,10 @@ from PySide6.QtWidgets import (
 from engram.core import EngramError
 
 from .cards import ForgetTarget, ask_to_forget
+from .counts import count_of
+from .job_row import JobRow
 from .jobs import Job
 from .memory_tree import NOTES_SHOWN, ROLE, Entry, Row, entry_of, fill, read_project, read_workspaces, sync
-from .overview import JobRow, count_of
 
 if TYPE_CHECKING:
     from .desktop import Desktop

@@ -6,86 +6,20 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QHBoxLayout,
     QLabel,
     QListWidget,
     QMessageBox,
-    QProgressBar,
     QVBoxLayout,
     QWidget,
 )
 
-from engram.core import EngramError
-
 from .asking import QuestionPanel
+from .counts import state_sentence
+from .job_row import JobRow
 from .jobs import Job
 
 if TYPE_CHECKING:
     from .desktop import Desktop
-
-
-def collect_overview(engine: Any) -> dict[str, Any]:
-    """Counts per workspace and project, passages and notes, and the latest notes (runs on a worker thread)."""
-    workspaces: list[dict[str, Any]] = []
-    recent: list[dict[str, Any]] = []
-    for name in engine.workspace_names():
-        try:
-            out = engine.call("wake_up", {"workspace": name, "limit": 8})
-            kinds = {k.name: k.count for k in engine.call("status", {"workspace": name}).result.by_kind}
-        except EngramError as exc:
-            workspaces.append({"name": name, "error": exc.message, "projects": [], "memories": 0, "sources": 0,
-                               "notes": 0, "passages": 0})
-            continue
-        w = out.result
-        workspaces.append({"name": name, "memories": w.memories, "sources": w.sources,
-                           "notes": kinds.get("note", 0) + kinds.get("exchange", 0),
-                           "passages": kinds.get("chunk", 0) + kinds.get("content", 0),
-                           "projects": [(p.project, p.memories, p.sources) for p in w.projects]})
-        recent.extend({"workspace": name, "title": m.title or m.content[:80], "project": m.project,
-                       "updated_at": m.updated_at, "id": m.id} for m in w.recent)
-    recent.sort(key=lambda m: m["updated_at"], reverse=True)
-    return {"workspaces": workspaces, "recent": recent[:10]}
-
-
-def count_of(n: int, one: str, many: str) -> str:
-    """``n`` with the noun that fits it: ``1 note``, ``2,025 passages``."""
-    return f"{n:,} {one if n == 1 else many}"
-
-
-def state_sentence(overview: dict[str, Any], editors_connected: int, local_ai: bool) -> str:
-    """The Home page's one sentence: what Engram remembers, how many editors use it, whether local AI is on."""
-    passages = sum(w.get("passages", 0) for w in overview["workspaces"])
-    notes = sum(w.get("notes", 0) for w in overview["workspaces"])
-    files = sum(w.get("sources", 0) for w in overview["workspaces"])
-    if passages or notes:
-        held = (f"Engram remembers {count_of(passages, 'passage', 'passages')} from {count_of(files, 'file', 'files')}"
-                f" and {count_of(notes, 'note', 'notes')}")
-    else:
-        held = "Engram remembers nothing yet"
-    editors = count_of(editors_connected, "editor", "editors") + " connected"
-    return f"{held} · {editors} · local AI {'on' if local_ai else 'off'}"
-
-
-class JobRow(QWidget):
-    def __init__(self, job: Job) -> None:
-        super().__init__()
-        self.line = layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.label = QLabel()
-        self.bar = QProgressBar()
-        self.bar.setFixedWidth(220)
-        layout.addWidget(self.label, 1)
-        layout.addWidget(self.bar)
-        self.update_job(job)
-
-    def update_job(self, job: Job) -> None:
-        self.label.setText(f"{job.title}" + (f" — {job.detail}" if job.detail else ""))
-        percent = job.percent
-        if percent is None:
-            self.bar.setRange(0, 0)  # busy indicator until the total is known
-        else:
-            self.bar.setRange(0, 100)
-            self.bar.setValue(percent)
 
 
 class OverviewPage(QWidget):
