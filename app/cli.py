@@ -24,7 +24,7 @@ from engram.core.privacy import private_from_now_on
 from engram.core.settings_file import env_name, load_settings
 from engram.core.tools.caller_paths import resolve_caller_paths
 
-from . import cli_config, cli_mcp, cli_models, cli_recall
+from . import cli_chat, cli_config, cli_mcp, cli_models, cli_recall
 from .cli_calls import LocalCalls, open_calls
 from .cli_tools import COMMANDS, FACT_COMMAND, add_tool_arguments, tool_arguments, tool_summary
 from .progress import ProgressPrinter
@@ -77,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("tray", help="Start the tray app (also: `engram` with no command, on a desktop)",
                    description="The tray icon and window; it serves your editors like `engram service` does.")
     cli_recall.add_parser(sub, common)
+    cli_chat.add_parser(sub)
     cli_config.add_parser(sub)
     cli_mcp.add_parsers(sub)
     cli_models.add_parsers(sub)
@@ -133,6 +134,8 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
         if args.command in cli_models.COMMANDS:
             with Engine(paths, settings) as engine:
                 return cli_models.run(args, engine)
+        if args.command in cli_chat.COMMANDS:
+            return cli_chat.run(args, paths, settings)  # the chat model is loaded in this process
         with open_calls(paths, settings) as calls:
             if not isinstance(calls, LocalCalls) and (overridden := _env_overrides(loaded.origins)):
                 print(f"engram: note: the running Engram service answers with its own settings; {overridden} in "

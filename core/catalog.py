@@ -86,3 +86,31 @@ def validate_call(name: str, arguments: dict[str, Any]) -> BaseModel:
         return model.model_validate(arguments)
     except ValidationError as exc:
         raise InvalidArgument(describe_validation_error(name, exc, accepted=list(model.model_fields))) from None
+
+
+#: Schema keys callers are not shown: titles repeat the names; string length and pattern limits are noise to an
+#: agent or a model (the engine still enforces them and says what it accepts when one is crossed).
+_UNPUBLISHED = frozenset({"title", "minLength", "maxLength", "pattern"})
+
+
+def input_schema(name: str) -> dict[str, Any]:
+    """The JSON schema callers see for tool ``name`` (MCP clients and the chat model alike): its call model,
+    lean. Raises ``KeyError`` for an unknown tool."""
+    schema = call_model(name).model_json_schema()
+
+    def lean(node: Any) -> Any:
+        if isinstance(node, list):
+            return [lean(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        node = {k: ({p: lean(v2) for p, v2 in v.items()} if k == "properties" else lean(v))
+                for k, v in node.items() if k not in _UNPUBLISHED}  # property names are never dropped
+        # "X or null, default null" says no more than an optional X: keep just X.
+        options = node.get("anyOf")
+        if options and node.get("default", ...) is None and {"type": "null"} in options and len(options) == 2:
+            node.pop("anyOf")
+            node.pop("default")
+            node = {**next(o for o in options if o != {"type": "null"}), **node}
+        return node
+
+    return dict(lean(schema))

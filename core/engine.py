@@ -21,12 +21,16 @@ from pydantic import BaseModel, ValidationError
 from .budget import RunBudget
 from .budget.queries import QueryBudget
 from .catalog import TOOLS, validate_call
+from .chat.conversation import ConversationStore
+from .chat.loop import ChatEvent, ChatNote, ChatTurn, ModelDownload
+from .chat.model import ChatModel, LocalChatModel
+from .chat.runner import chat_turn
 from .embedding import Embedder
 from .embedding.slot import EmbeddingSlot
 from .errors import EngineClosed, EngramError, InvalidArgument, ModelError, WorkspaceError, WorkspaceNotFound
 from .events import EventBus, Listener, ModelDownloaded, ModelDownloadFailed, ModelDownloadProgress
 from .ingest.pause import IndexingGate
-from .manifest import ModelEntry, model_entry
+from .manifest import ModelEntry, model_entry, resolve_model
 from .models.download import Downloaded, Progress, ProgressFn
 from .models.files import ModelFiles
 from .models.gpu import Gpu
@@ -282,6 +286,62 @@ class Engine:
                 cannot be loaded, or a remote provider lacks its API key.
         """
         return self.inference.provider(role)
+
+    # --------------------------------------------------------------------- chat
+
+    def chat(self, question: str, *, conversation: str | None = None, workspace: str = "",
+             on_event: Callable[[ChatEvent], None] | None = None, stop: Callable[[], bool] | None = None,
+             model: ChatModel | None = None) -> ChatTurn:
+        """One chat turn in ``workspace``: the chat model researches with the read tools, then answers citing
+        what it read; the conversation (``conversation``, or a new one) is kept in the workspace. ``on_event``
+        gets the streamed text, each tool call and notes as they happen (from this thread); ``stop`` is asked
+        between steps and tokens. ``model`` is a seam for tests (default: ``chat_model``).
+
+        Raises:
+            InvalidArgument: an empty or too long question, a bad conversation name.
+            WorkspaceNotFound: no such workspace.
+            ModelError: the chat model cannot be had (see ``chat_model``).
+            StoreError: the conversation cannot be read or saved.
+        """
+        scope = self.scope(workspace)
+        name = scope.workspace
+
+        def run(tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
+            out = self.call(tool, {**arguments, "workspace": name})
+            return out.text, out.result
+
+        return chat_turn(question, chats=self.paths.workspace_dir(name) / "chats", settings=self.settings,
+                         runner=run, model=(lambda: model) if model is not None else (lambda: self.chat_model(on_event)),
+                         conversation=conversation, on_event=on_event, stop=stop)
+
+    def conversations(self, workspace: str = "") -> ConversationStore:
+        """The conversations kept in ``workspace`` (list, load, rename, delete). Raises ``WorkspaceNotFound``."""
+        return ConversationStore(self.paths.workspace_dir(self.scope(workspace).workspace) / "chats")
+
+    def chat_model(self, on_event: Callable[[ChatEvent], None] | None = None) -> ChatModel:
+        """The local chat model (``chat.local_model``), downloaded first if it is missing (the progress goes to
+        ``on_event``), loaded once and shared with the helper when file, context and GPU layers match.
+
+        Raises:
+            ModelError: chat.provider is not local, the download failed, the file does not verify, or
+                llama.cpp cannot load it.
+        """
+        chat = self.settings.chat
+        if chat.provider != "local":
+            raise ModelError(f"chat.provider is {chat.provider}, but chat runs only on this computer so far (chat "
+                             "through a remote provider's function calling is not built yet); set chat.provider to "
+                             "local.", title="Chat runs locally only")
+        entry = resolve_model(chat.local_model)
+        files = self.model_files()
+        if not entry.local_path and not files.status(entry).present:
+            emit = on_event or (lambda _e: None)
+            emit(ChatNote(f"Downloading {entry.id} for chat (once; it stays on this computer)…"))
+            self.download_model(entry, progress=lambda p: emit(ModelDownload(entry.id, p.done, p.total)))
+        path = files.verify(entry)
+        loaded = self.inference.model_pool().get(
+            "chat", path, n_ctx=chat.n_ctx, offload=self.inference.offload(chat.n_gpu_layers),
+            threads=self.settings.tagger.local.threads, batch=self.settings.tagger.local.batch)
+        return LocalChatModel.open(loaded, entry.id, chat.tool_format)
 
     # -------------------------------------------------------------------- tools
 

@@ -199,6 +199,30 @@ class RecallSettings(_Group):
     run_budget: RunBudgetSettings = Field(default_factory=RunBudgetSettings)
 
 
+class ChatSettings(_Group):
+    about: ClassVar[str] = "Chat with your memory: a model researches with the read tools, then answers citing them"
+
+    provider: Literal["local", "ollama", "vllm", "openai", "anthropic"] = Field(
+        "local", description="Where the chat model runs; local keeps every prompt on this computer.")
+    local_model: str = Field("qwen3.5-4b", min_length=1, description=(
+        "The chat model on this computer: a manifest id (qwen3.5-4b is shared with the helper when file, context "
+        "and GPU layers match), a .gguf path, owner/repo/file.gguf, or an https link."))
+    n_ctx: int = Field(8192, ge=1024, le=262144, description="The chat model's context length in tokens.")
+    n_gpu_layers: int = Field(-1, ge=-1, le=1000, description="Layers of the chat model offloaded to the GPU; -1 all, "
+                                                               "0 none.")
+    max_tokens: int = Field(1024, ge=64, le=32768, description="Longest reply the model may write in one step.")
+    tool_format: Literal["auto", "qwen-xml", "hermes", "llama3", "mistral", "none"] = Field("auto", description=(
+        "How the local model writes tool calls; auto asks the model's own chat template, none chats without tools."))
+    research_no_progress_rounds: int = Field(4, ge=1, le=100, description=(
+        "Research ends after this many rounds in a row that found no new evidence."))
+    research_timeout_sec: float = Field(300.0, ge=5.0, le=7200.0, description=(
+        "Research ends after this many seconds; the answer then gets its own time."))
+    research_token_budget: int = Field(65536, ge=1024, le=4_194_304, description=(
+        "Research ends once its model calls have read and written this many tokens."))
+    answer_timeout_sec: float = Field(120.0, ge=5.0, le=3600.0, description=(
+        "Time the final, tools-free answer may take."))
+
+
 class ServiceSettings(_Group):
     about: ClassVar[str] = "The local MCP service"
 
@@ -229,6 +253,7 @@ class Settings(BaseModel):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     desktop: DesktopSettings = Field(default_factory=DesktopSettings)
 

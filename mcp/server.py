@@ -24,15 +24,14 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import ConfigDict
 
 from engram.core import Engine, EngramError
-from engram.core.catalog import TOOLS, call_model
+from engram.core.catalog import TOOLS, call_model, input_schema
 from engram.core.tools.caller_paths import resolve_caller_paths
+from engram.core.tools.descriptions import DESCRIPTIONS, INSTRUCTIONS
 
-from .descriptions import DESCRIPTIONS, INSTRUCTIONS
 from .errors import ToolFailure, tool_error_result
 
 logger = logging.getLogger(__name__)
 
-_UNPUBLISHED = {"title", "minLength", "maxLength", "pattern"}
 
 
 class ToolBackend(Protocol):
@@ -67,30 +66,6 @@ def version() -> str:
         return metadata.version("engram")
     except metadata.PackageNotFoundError:
         return "0"
-
-
-def input_schema(tool: str) -> dict[str, Any]:
-    """The JSON schema agents see for ``tool``: its call model, without pydantic's titles."""
-    schema = call_model(tool).model_json_schema()
-
-    def lean(node: Any) -> Any:
-        if isinstance(node, list):
-            return [lean(v) for v in node]
-        if not isinstance(node, dict):
-            return node
-        # Titles repeat the names; string length and pattern limits are noise to an agent (the engine still
-        # enforces them and says what it accepts when one is crossed). Property names are never dropped.
-        node = {k: ({p: lean(v2) for p, v2 in v.items()} if k == "properties" else lean(v))
-                for k, v in node.items() if k not in _UNPUBLISHED}
-        # "X or null, default null" says no more than an optional X: keep just X.
-        options = node.get("anyOf")
-        if options and node.get("default", ...) is None and {"type": "null"} in options and len(options) == 2:
-            node.pop("anyOf")
-            node.pop("default")
-            node = {**next(o for o in options if o != {"type": "null"}), **node}
-        return node
-
-    return lean(schema)
 
 
 def tool_annotations(tool: str) -> ToolAnnotations:

@@ -8,8 +8,8 @@ import pytest
 from mcp import Client
 
 from engram.core import Engine
-from engram.core.catalog import TOOLS, call_model
-from engram.mcp.server import EngineBackend, build_server, input_schema
+from engram.core.catalog import TOOLS, call_model, input_schema
+from engram.mcp.server import EngineBackend, build_server
 
 from .conftest import write_tree
 

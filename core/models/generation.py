@@ -18,9 +18,11 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from ..errors import ModelError
@@ -36,7 +38,7 @@ class Completion:
     text: str
     tokens: int
     prompt_tokens: int
-    stopped: Literal["stop", "length", "deadline"]
+    stopped: Literal["stop", "length", "deadline", "cancelled"]
     seconds: float
     first_token_s: float | None
     #: Prompt tokens evaluated for this call (the rest were reused from the previous call); None if unknown.
@@ -72,8 +74,12 @@ def shared_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
-def render_chat_template(template: str, messages: list[dict[str, str]], bos: str = "", eos: str = "") -> str:
+def render_chat_template(template: str, messages: Sequence[Mapping[str, Any]], bos: str = "", eos: str = "", *,
+                         tools: Sequence[Mapping[str, Any]] | None = None, add_generation_prompt: bool = True) -> str:
     """Render a GGUF chat template (Jinja) for ``messages`` with a generation prompt and thinking off.
+
+    ``tools`` (OpenAI-style function specs) are passed to the template as ``tools``, as the model was trained
+    to see them; messages may carry ``tool_calls`` and ``role: tool`` results.
 
     Raises:
         ModelError: the template does not render.
@@ -84,12 +90,17 @@ def render_chat_template(template: str, messages: list[dict[str, str]], bos: str
     def raise_exception(message: str) -> None:
         raise TemplateError(message)
 
+    def strftime_now(fmt: str) -> str:
+        return datetime.now().strftime(fmt)
+
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
     env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = strftime_now
+    extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
     try:
-        return env.from_string(template).render(messages=messages, add_generation_prompt=True, bos_token=bos,
-                                                eos_token=eos, enable_thinking=False)
-    except TemplateError as exc:
+        return env.from_string(template).render(messages=list(messages), add_generation_prompt=add_generation_prompt,
+                                                bos_token=bos, eos_token=eos, enable_thinking=False, **extra)
+    except (TemplateError, TypeError, ValueError) as exc:
         raise ModelError(f"The model's chat template does not render ({exc}); choose another model.") from exc
 
 
@@ -128,13 +139,33 @@ class LoadedModel:
         # lazily) and not during the first call, whose speed would then mislead ``rates``.
         executor.submit(self._warm_up).result()
 
+    @property
+    def bos(self) -> str:
+        """The model's beginning-of-text token as text ("" without one)."""
+        return self._bos
+
+    @property
+    def eos(self) -> str:
+        """The model's end-of-text token as text ("" without one)."""
+        return self._eos
+
+    @property
+    def context(self) -> int:
+        """The context length it was loaded with, in tokens."""
+        return int(self.llama.n_ctx())
+
     def _warm_up(self) -> None:
         tokens = self.llama.tokenize(b"Hello", add_bos=False, special=False)
         if tokens:
             self.llama.eval(tokens[:1])
 
-    def prompt(self, messages: list[dict[str, str]]) -> str:
-        return render_chat_template(self.template, messages, self._bos, self._eos)
+    def prompt(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None) -> str:
+        """``messages`` (and ``tools``) rendered by the model's own chat template, ready for generation.
+
+        Raises:
+            ModelError: the template does not render them.
+        """
+        return render_chat_template(self.template, messages, self._bos, self._eos, tools=tools)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` in this model's vocabulary (special tokens read as such)."""
@@ -177,14 +208,33 @@ class LoadedModel:
                 for the model's worker).
             ModelError: the model failed, or it is closed.
         """
+        # Rendered on the model's worker, so requests are served in the order they were made.
+        return self.complete_prompt(lambda: self.prompt(messages), deadline=deadline, max_tokens=max_tokens,
+                                    json_schema=json_schema, temperature=temperature, check_deadline=check_deadline)
+
+    def complete_prompt(self, prompt: str | Callable[[], str], *, deadline: float, max_tokens: int = 256,
+                        json_schema: dict[str, Any] | None = None, temperature: float = 0.0,
+                        check_deadline: bool = True, on_text: Callable[[str], None] | None = None,
+                        stop: Callable[[], bool] | None = None) -> Completion:
+        """Continue ``prompt`` (already rendered, e.g. by ``prompt``, or a function that renders it on the
+        model's worker) before ``deadline``, as ``complete`` does.
+
+        ``on_text`` receives each piece of text as it is generated (on the model's worker thread); ``stop``
+        is asked after every token and ends the generation when it returns True (``stopped="cancelled"``).
+
+        Raises:
+            DeadlineExceeded: the deadline passed before generation could start.
+            ModelError: the model failed, or it is closed.
+        """
         if self._closed:
             raise self._closed_error()
         if time.monotonic() >= deadline:
             raise DeadlineExceeded("The deadline passed before the model was asked.")
         cancel = threading.Event()
         try:
-            job: Future[Completion] = self._executor.submit(self._generate, messages, deadline, max_tokens,
-                                                            json_schema, temperature, cancel, check_deadline)
+            job: Future[Completion] = self._executor.submit(self._generate, prompt, deadline, max_tokens,
+                                                            json_schema, temperature, cancel, check_deadline,
+                                                            on_text, stop)
         except RuntimeError:  # the worker was shut down by a close that ran since the check above
             raise self._closed_error() from None
         try:
@@ -193,15 +243,16 @@ class LoadedModel:
             cancel.set()
             raise DeadlineExceeded("The model did not answer before the deadline.") from None
 
-    def _generate(self, messages: list[dict[str, str]], deadline: float, max_tokens: int,
-                  json_schema: dict[str, Any] | None, temperature: float, cancel: threading.Event,
-                  check_deadline: bool) -> Completion:
+    def _generate(self, prompt: str | Callable[[], str], deadline: float, max_tokens: int, json_schema: dict[str, Any] | None,
+                  temperature: float, cancel: threading.Event, check_deadline: bool,
+                  on_text: Callable[[str], None] | None, stop: Callable[[], bool] | None) -> Completion:
         started = time.monotonic()
         if self._freed:  # queued before a close whose free ran first
             raise self._closed_error()
         if cancel.is_set() or started >= deadline:
             raise DeadlineExceeded("The deadline passed while the model was busy with another request.")
-        prompt = self.prompt(messages)
+        if callable(prompt):
+            prompt = prompt()
         grammar = None
         if json_schema is not None:
             from llama_cpp.llama_grammar import LlamaGrammar
@@ -215,7 +266,7 @@ class LoadedModel:
         evaluated = prompt_tokens - (reused - 1 if reused == prompt_tokens else reused)
         pieces: list[str] = []
         first: float | None = None
-        stopped: Literal["stop", "length", "deadline"] = "length"
+        stopped: Literal["stop", "length", "deadline", "cancelled"] = "length"
         asked = time.monotonic()  # reading the prompt is timed from here to the first token
         stream = self.llama.create_completion(tokens, max_tokens=max_tokens, temperature=temperature, stream=True,
                                               grammar=grammar)
@@ -226,11 +277,16 @@ class LoadedModel:
                     pieces.append(choice["text"])
                     if first is None:
                         first = time.monotonic() - started
+                    if on_text is not None:
+                        on_text(choice["text"])
                 if choice.get("finish_reason"):
                     stopped = "stop" if choice["finish_reason"] == "stop" else "length"
                     break
                 if check_deadline and (cancel.is_set() or time.monotonic() >= deadline):
                     stopped = "deadline"
+                    break
+                if stop is not None and stop():
+                    stopped = "cancelled"
                     break
         except (RuntimeError, ValueError) as exc:
             raise ModelError(f"The model failed while generating: {exc}.") from exc

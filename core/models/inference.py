@@ -63,10 +63,11 @@ class Inference:
         (also when llama.cpp's number for the GPU had to be guessed)."""
         return self._placement()[0]
 
-    def offload(self) -> Offload:
-        """Where the local helper model goes: the plan's layers on llama.cpp's number for the chosen GPU
-        (that GPU alone), or the CPU."""
-        plan, main_gpu = self._placement()
+    def offload(self, layers: int | None = None) -> Offload:
+        """Where a local generation model goes: the plan's layers (``layers`` instead of
+        ``tagger.local.n_gpu_layers`` when given, e.g. ``chat.n_gpu_layers``) on llama.cpp's number for the
+        chosen GPU (that GPU alone), or the CPU."""
+        plan, main_gpu = self._placement(layers)
         return Offload(plan.layers, main_gpu) if plan.layers else ON_CPU
 
     def embedding_offload(self) -> Offload:
@@ -80,7 +81,7 @@ class Inference:
         plan, main_gpu = self._placement()
         return Offload(ALL_LAYERS, main_gpu) if plan.gpu is not None else ON_CPU
 
-    def _placement(self) -> tuple[DevicePlan, int]:
+    def _placement(self, layers: int | None = None) -> tuple[DevicePlan, int]:
         """The device plan and llama.cpp's number (``main_gpu``) for its GPU (0 without one)."""
         llama_cpp = llama_library()
 
@@ -94,7 +95,8 @@ class Inference:
             return DevicePlan(gpu, build, 0, f"{gpu.name} found, but this llama.cpp build runs on the CPU only; "
                                              f"`engram bootstrap` installs the {build.backend} build"), 0
         main_gpu, note = llama_gpu_index(gpu, gpus, self.llama_devices())
-        layers = settings.tagger.local.n_gpu_layers
+        if layers is None:
+            layers = settings.tagger.local.n_gpu_layers
         return DevicePlan(gpu, build, ALL_LAYERS if layers < 0 else layers, note), main_gpu
 
     def llama_devices(self) -> list[BackendDevice]:

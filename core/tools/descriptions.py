@@ -1,4 +1,4 @@
-"""What an agent reads about each tool: short, and saying when to use which."""
+"""What an agent or the chat model reads about each tool: short, and saying when to use which."""
 
 from __future__ import annotations
 

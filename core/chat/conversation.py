@@ -1,0 +1,163 @@
+"""Conversations kept in the workspace: every message of a chat, numbered, one JSON file per conversation.
+
+A conversation lives in ``<workspace folder>/chats/<id>.json`` and is replaced atomically after each turn,
+so a crash leaves the previous turn's file whole. Messages are numbered from 1 in the order they were
+said; tool calls and their results are messages too (the model reads them again on the next turn while
+they fit), and ``conversation_history`` reads any of them back by number or by words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import InvalidArgument, NotFound, StoreError
+from ..fileio import atomic_write_bytes
+
+Role = Literal["user", "assistant", "tool"]
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+TITLE_CHARS = 80
+
+
+@dataclass
+class Message:
+    """One message: a question, a reply (with the tool calls it made), or one tool's result."""
+
+    number: int
+    role: Role
+    content: str
+    at: str  # ISO 8601, UTC
+    turn: int  # the user turn this message belongs to (1 for the first question and what followed it)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # [{"id", "name", "arguments"}]
+    tool_call_id: str = ""  # a tool result: the call it answers
+    tool_name: str = ""
+    research: bool = False  # a step of research (a reply with calls, a result, a note on an unreadable call)
+
+    def as_template(self) -> dict[str, Any]:
+        """The message as chat templates read it (OpenAI's shape: ``tool_calls`` with ``function``)."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [{"id": c["id"], "type": "function",
+                                  "function": {"name": c["name"], "arguments": c["arguments"]}}
+                                 for c in self.tool_calls]
+        if self.role == "tool":
+            out["tool_call_id"] = self.tool_call_id
+            out["name"] = self.tool_name
+        return out
+
+
+@dataclass
+class Conversation:
+    id: str
+    title: str
+    created: str
+    messages: list[Message] = field(default_factory=list)
+
+    @property
+    def turns(self) -> int:
+        return max((m.turn for m in self.messages), default=0)
+
+    def add(self, role: Role, content: str, *, turn: int, **extra: Any) -> Message:
+        """Append a message numbered after the last one."""
+        message = Message(len(self.messages) + 1, role, content, _now(), turn, **extra)
+        self.messages.append(message)
+        return message
+
+
+def new_id() -> str:
+    """A conversation id: the date and a random suffix (``2026-12-01-3f9a1c``)."""
+    return f"{datetime.now(UTC):%Y-%m-%d}-{secrets.token_hex(3)}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class ConversationStore:
+    """The conversations of one workspace, in its ``chats`` folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _path(self, conversation_id: str) -> Path:
+        if not _ID.match(conversation_id):
+            raise InvalidArgument(f"'{conversation_id}' is not a conversation name: use lowercase letters, digits "
+                                  "and dashes, 1–40 long, starting with a letter or digit.")
+        return self.folder / f"{conversation_id}.json"
+
+    def new(self, title: str = "", conversation_id: str | None = None) -> Conversation:
+        """A new, empty conversation (saved once it has a message). Raises ``InvalidArgument`` for a bad name."""
+        cid = conversation_id or new_id()
+        self._path(cid)
+        return Conversation(cid, title[:TITLE_CHARS], _now())
+
+    def exists(self, conversation_id: str) -> bool:
+        return self._path(conversation_id).is_file()
+
+    def load(self, conversation_id: str) -> Conversation:
+        """The conversation called ``conversation_id``.
+
+        Raises:
+            InvalidArgument: not a conversation name.
+            NotFound: no such conversation in this workspace.
+            StoreError: its file cannot be read (the message names it).
+        """
+        path = self._path(conversation_id)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise NotFound(f"No conversation '{conversation_id}' in this workspace; `engram chat --list` lists "
+                           "them.") from None
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"The conversation file {path} cannot be read ({exc}).") from exc
+        try:
+            messages = [Message(**m) for m in data["messages"]]
+            return Conversation(data["id"], data["title"], data["created"], messages)
+        except (KeyError, TypeError) as exc:
+            raise StoreError(f"The conversation file {path} is not one Engram wrote ({exc}).") from exc
+
+    def save(self, conversation: Conversation) -> None:
+        """Write ``conversation`` whole (readers see the old file or the new one). Raises ``StoreError``."""
+        path = self._path(conversation.id)
+        data = {"id": conversation.id, "title": conversation.title, "created": conversation.created,
+                "messages": [asdict(m) for m in conversation.messages]}
+        try:
+            atomic_write_bytes(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"), mode=0o600)
+        except OSError as exc:
+            raise StoreError(f"The conversation cannot be saved to {path} ({exc}).") from exc
+
+    def list(self) -> list[Conversation]:
+        """Every conversation, the latest first (files that cannot be read are left out)."""
+        found: list[tuple[int, Conversation]] = []
+        for path in self.folder.glob("*.json") if self.folder.is_dir() else []:
+            try:
+                found.append((path.stat().st_mtime_ns, self.load(path.stem)))
+            except (OSError, StoreError, InvalidArgument, NotFound):
+                continue
+        found.sort(key=lambda f: (f[1].messages[-1].at if f[1].messages else f[1].created, f[0]), reverse=True)
+        return [conversation for _, conversation in found]
+
+    def rename(self, conversation_id: str, title: str) -> Conversation:
+        """Give a conversation a new title. Raises ``NotFound``, ``InvalidArgument`` (empty title), ``StoreError``."""
+        if not title.strip():
+            raise InvalidArgument("A conversation's title cannot be empty.")
+        conversation = self.load(conversation_id)
+        conversation.title = title.strip()[:TITLE_CHARS]
+        self.save(conversation)
+        return conversation
+
+    def delete(self, conversation_id: str) -> bool:
+        """Delete a conversation; False when there was none. Raises ``InvalidArgument``, ``StoreError``."""
+        path = self._path(conversation_id)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise StoreError(f"The conversation file {path} cannot be deleted ({exc}).") from exc
+        return True

@@ -1,0 +1,337 @@
+"""One turn of a chat: research with the read tools under budgets, then an answer that cites what was read.
+
+Research starts with a search of the question itself, written into the conversation as the model's own
+first call in its own format (so a small model sees evidence before its first word, and an example of a
+call as its template writes one). Then it runs in rounds: the model replies, its tool calls run (a call repeated with the same arguments
+in this turn is not run again: the model is pointed to the earlier result), and the results go back to it.
+Research ends when the model answers without calling a tool, after ``no_progress_rounds`` rounds in a row
+that found no memory it had not seen, at the research deadline, once its calls have read and written the
+token budget, when the prompt no longer fits the context, or when the person stops it. Then, unless the
+model has answered already, a tools-free answer gets its own deadline and output room; if that fails, the
+reply is the evidence found, each excerpt labelled with its memory id.
+
+Every event (streamed text, each tool call and its result, notes) goes to ``on_event`` as it happens,
+from the thread the turn runs on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..errors import ModelError
+from ..settings import ChatSettings
+from .conversation import Conversation, Message
+from .history import fit_messages
+from .model import ChatModel
+from .stream import CallFilter
+from .toolbox import CHAT_READS, HISTORY, ChatToolbox, tool_specs
+from .toolcalls import ParsedReply, ToolCall, call_shape, parse_reply
+
+INSTRUCTIONS = (
+    "You are Engram's chat. You answer the user's questions from their own memory: notes, conversations and "
+    "files kept on this computer. Research with the tools first: search, then read what looks relevant "
+    "(get_memory, file_chunks, neighbors). When you know enough, answer briefly and cite each memory you "
+    "use by its id in square brackets, e.g. [c5fa596cf60c]. If the memory does not hold the answer, say so.")
+ANSWER_NOW = ("Answer my question now from what the tools returned, without calling any tool. Cite each memory "
+              "you use by its id in square brackets. If nothing found answers it, say so.")
+FALLBACK_ITEMS = 8
+FALLBACK_CHARS = 300
+_CITATION = re.compile(r"\[([0-9a-f]{12})\]")
+_RESULT_BLOCK = re.compile(r"^\[(?:\d+|\+)\] ([0-9a-f]{12}) ·[^\n]*\n?(.*?)(?=^\[(?:\d+|\+)\] |^— |\Z)", re.M | re.S)
+
+Ended = Literal["answered", "no_progress", "timeout", "tokens", "context", "stopped", "no_tools", "model_error"]
+
+
+@dataclass(frozen=True)
+class Budgets:
+    no_progress_rounds: int = 4
+    research_timeout: float = 300.0
+    token_budget: int = 65536
+    answer_timeout: float = 120.0
+    max_tokens: int = 1024
+
+    @classmethod
+    def from_settings(cls, chat: ChatSettings) -> Budgets:
+        return cls(chat.research_no_progress_rounds, chat.research_timeout_sec, chat.research_token_budget,
+                   chat.answer_timeout_sec, chat.max_tokens)
+
+
+@dataclass(frozen=True)
+class ChatText:
+    """A piece of the reply as it is written (``research``: may turn out to be the answer; ``answer``)."""
+
+    text: str
+    phase: Literal["research", "answer"]
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    step: int
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    step: int
+    name: str
+    text: str
+    error: bool
+    new_ids: int
+    repeated_of: int | None = None
+
+
+@dataclass(frozen=True)
+class ChatNote:
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelDownload:
+    """The chat model is being downloaded (the first local chat, once): bytes done of total."""
+
+    model: str
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
+class ChatAnswer:
+    text: str
+    cited: tuple[str, ...]
+    fallback: bool
+
+
+ChatEvent = ChatText | ToolStarted | ToolFinished | ChatNote | ModelDownload | ChatAnswer
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    step: int
+    name: str
+    arguments: dict[str, Any]
+    error: bool
+    new_ids: int
+    repeated_of: int | None
+
+
+@dataclass
+class ChatTurn:
+    """What one turn did and said."""
+
+    conversation: str
+    answer: str = ""
+    cited: list[str] = field(default_factory=list)  # memory ids cited that research read
+    unread_citations: list[str] = field(default_factory=list)  # ids cited that no tool returned in this turn
+    steps: list[ToolStep] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)  # memory ids the tools returned, in order
+    rounds: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    ended: Ended = "answered"
+    fallback: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def run_turn(conversation: Conversation, question: str, *, model: ChatModel, toolbox: ChatToolbox,
+             budgets: Budgets, on_event: Callable[[ChatEvent], None] | None = None,
+             stop: Callable[[], bool] | None = None, clock: Callable[[], float] = time.monotonic) -> ChatTurn:
+    """Answer ``question`` in ``conversation`` (its messages are appended to it; the caller saves it)."""
+    return _Turn(conversation, model, toolbox, budgets, on_event or (lambda _e: None), stop or (lambda: False),
+                 clock).run(question)
+
+
+class _Turn:
+    def __init__(self, conversation: Conversation, model: ChatModel, toolbox: ChatToolbox, budgets: Budgets,
+                 emit: Callable[[ChatEvent], None], stop: Callable[[], bool], clock: Callable[[], float]) -> None:
+        self.conversation = conversation
+        self.model = model
+        self.toolbox = toolbox
+        self.budgets = budgets
+        self.emit = emit
+        self.stop = stop
+        self.clock = clock
+        self.number = conversation.turns + 1
+        self.result = ChatTurn(conversation.id)
+        self.seen: dict[str, None] = {}  # memory ids read in this turn, in order
+        self.done: dict[str, int] = {}  # a call's name and arguments -> the step that ran it
+        self.step = 0
+        self.question = ""
+
+    def note(self, text: str) -> None:
+        self.result.notes.append(text)
+        self.emit(ChatNote(text))
+
+    def run(self, question: str) -> ChatTurn:
+        started = self.clock()
+        self.question = question
+        self.conversation.add("user", question, turn=self.number)
+        tools = tool_specs() if self.model.tool_format != "none" else None
+        if tools is None:
+            self.result.ended = "no_tools"
+            self.note(f"This model chats without reading your memory: {self.model.format_note}")
+        else:
+            self._research(tools, started + self.budgets.research_timeout)
+        if not self.result.answer:
+            self._answer()
+        self.result.seconds = round(self.clock() - started, 3)
+        self.result.evidence = list(self.seen)
+        return self.result
+
+    # ----------------------------------------------------------- research
+
+    def _research(self, tools: list[dict[str, Any]], deadline: float) -> None:
+        quiet = 0 if self._run_calls("", [ToolCall("search", {"query": self.question}, "")], []) else 1
+        while True:
+            ended = self._should_end(quiet, deadline)
+            if ended is not None:
+                self.result.ended = ended
+                return
+            messages = fit_messages(self.conversation, self.number, self.model, tools, INSTRUCTIONS,
+                                    reserve=self.budgets.max_tokens)
+            if messages is None:
+                self.result.ended = "context"
+                self.note("Research stopped: what was read no longer fits the model's context.")
+                return
+            shown = CallFilter(self.model.tool_format, lambda piece: self.emit(ChatText(piece, "research")))
+            try:
+                completion = self.model.reply(messages, tools, deadline=deadline, max_tokens=self.budgets.max_tokens,
+                                              on_text=shown.feed, stop=self.stop)
+            except ModelError as exc:
+                self.result.ended = "model_error"
+                self.note(f"The model stopped researching: {exc.message}")
+                return
+            self.result.rounds += 1
+            self.result.tokens += completion.prompt_tokens + completion.tokens
+            parsed = parse_reply(self.model.tool_format, completion.text)
+            if not parsed.calls and not parsed.problems and (stray := _stray_call(parsed.text, self.model.tool_format)):
+                parsed = ParsedReply("", [], [stray])  # a call written outside the model's format is no answer
+            if not parsed.calls and not parsed.problems:
+                if completion.stopped == "cancelled":
+                    self.result.ended = "stopped"
+                    return
+                if completion.stopped == "deadline":
+                    self.result.ended = "timeout"
+                    return
+                if parsed.text:
+                    self._answered(parsed.text, fallback=False)
+                    return
+                self.note("The model wrote nothing; it is asked again.")
+                quiet += 1
+                continue
+            # With an unreadable call the model reads back what it wrote, to see what to correct.
+            said = parsed.text if parsed.calls else completion.text.strip()
+            quiet = 0 if self._run_calls(said, parsed.calls, parsed.problems) else quiet + 1
+
+    def _should_end(self, quiet: int, deadline: float) -> Ended | None:
+        if self.stop():
+            return "stopped"
+        if self.clock() >= deadline:
+            return "timeout"
+        if self.result.tokens >= self.budgets.token_budget:
+            return "tokens"
+        if quiet >= self.budgets.no_progress_rounds:
+            return "no_progress"
+        return None
+
+    def _run_calls(self, text: str, calls: list[ToolCall], problems: list[str]) -> bool:
+        """Run a reply's calls; True when they found a memory not read before in this turn."""
+        ids = [f"call{self.step + i + 1:05d}" for i in range(len(calls))]  # nine letters and digits (Mistral)
+        self.conversation.add("assistant", text, turn=self.number, research=True, tool_calls=[
+            {"id": cid, "name": c.name, "arguments": c.arguments} for cid, c in zip(ids, calls)])
+        progress = False
+        for cid, call in zip(ids, calls):
+            self.step += 1
+            self.emit(ToolStarted(self.step, call.name, call.arguments))
+            key = f"{call.name} {json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)}"
+            earlier = self.done.get(key)
+            if earlier is not None:
+                text_out, error, new = (f"Same call as step {earlier}; its result is above. Try other words or "
+                                        "another tool, or answer.", False, 0)
+            else:
+                outcome = self.toolbox.run(call)
+                fresh = [i for i in outcome.ids if i not in self.seen]
+                self.seen.update(dict.fromkeys(sorted(fresh)))
+                text_out, error, new = outcome.text, outcome.error, len(fresh)
+                self.done[key] = self.step
+                progress = progress or new > 0
+            self.conversation.add("tool", text_out, turn=self.number, research=True, tool_call_id=cid,
+                                  tool_name=call.name)
+            self.result.steps.append(ToolStep(self.step, call.name, call.arguments, error, new, earlier))
+            self.emit(ToolFinished(self.step, call.name, text_out, error, new, earlier))
+        for problem in problems:
+            self.conversation.add("user", f"Your tool call could not be read: {problem}", turn=self.number,
+                                  research=True)
+            self.emit(ChatNote(f"A tool call could not be read: {problem}"))
+        return progress
+
+    # ------------------------------------------------------------- answer
+
+    def _answer(self) -> None:
+        researched = any(m.research for m in self._this_turn())  # else the question itself is the last message
+        messages = fit_messages(self.conversation, self.number, self.model, None, INSTRUCTIONS,
+                                reserve=self.budgets.max_tokens, closing=ANSWER_NOW if researched else None)
+        if messages is not None and not self.stop():
+            shown = CallFilter(self.model.tool_format, lambda piece: self.emit(ChatText(piece, "answer")))
+            try:
+                completion = self.model.reply(messages, None, deadline=self.clock() + self.budgets.answer_timeout,
+                                              max_tokens=self.budgets.max_tokens, on_text=shown.feed, stop=self.stop)
+                self.result.tokens += completion.prompt_tokens + completion.tokens
+                text = parse_reply(self.model.tool_format, completion.text).text
+                if text:
+                    self._answered(text, fallback=False)
+                    return
+                self.note("The model wrote no answer.")
+            except ModelError as exc:
+                self.note(f"The model could not answer: {exc.message}")
+        elif messages is None:
+            self.note("The question and what was read no longer fit the model's context.")
+        self._answered(self._evidence_reply(), fallback=True)
+
+    def _answered(self, text: str, *, fallback: bool) -> None:
+        self.conversation.add("assistant", text, turn=self.number)
+        cited = list(dict.fromkeys(_CITATION.findall(text)))
+        self.result.answer = text
+        self.result.fallback = fallback
+        self.result.cited = [c for c in cited if c in self.seen]
+        self.result.unread_citations = [c for c in cited if c not in self.seen]
+        self.emit(ChatAnswer(text, tuple(self.result.cited), fallback))
+
+    def _evidence_reply(self) -> str:
+        blocks: dict[str, str] = {}
+        for m in self._this_turn():
+            if m.role != "tool":
+                continue
+            for found in _RESULT_BLOCK.finditer(m.content):
+                memory, body = found.group(1), " ".join(found.group(2).split())
+                if memory in self.seen and memory not in blocks and body:
+                    blocks[memory] = body[:FALLBACK_CHARS] + ("…" if len(body) > FALLBACK_CHARS else "")
+        if not blocks:
+            return "I could not write an answer, and research found nothing in your memory about this."
+        items = list(blocks.items())[:FALLBACK_ITEMS]
+        return "I could not write an answer in time. This is what I found:\n\n" + "\n\n".join(
+            f"[{memory}] {body}" for memory, body in items)
+
+    def _this_turn(self) -> list[Message]:
+        return [m for m in self.conversation.messages if m.turn == self.number]
+
+
+def _stray_call(text: str, tool_format: str) -> str | None:
+    """A problem sentence when ``text`` is a bare JSON tool call (a tool's name and its arguments) that the
+    model did not write in its format; None for anything else."""
+    stripped = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or value.get("name") not in (*CHAT_READS, HISTORY):
+        return None
+    return (f"the reply is a tool call but not written as one; write it as {call_shape(tool_format)}, or answer "
+            "in words.")
