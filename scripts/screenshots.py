@@ -123,6 +123,8 @@ async def shoot(out: Path) -> None:
     window.ask.question.setText("how do editors connect to Engram, and what does recall return?")
     window.ask.ask_button.click()
     await wait_signal(window.ask.recall_shown)
+    # The shots show the Ask page's recall: a chat needs a model that calls tools, which this machine lacks.
+    window.ask.mode.setCurrentIndex(window.ask.mode.indexOf(window.ask.panel))
     for scheme in SCHEMES:
         await pages(desktop, out, scheme)
 
