@@ -17,13 +17,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from jinja2 import TemplateError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..errors import InvalidArgument
+from ..models.generation import shared_prefix, template_environment
 from .arguments import type_arguments
 from .toolcalls import TOOL_FORMATS, parse_reply
 
@@ -64,7 +63,7 @@ def detect_tool_format(chat_template: str, *, bos_token: str = "", eos_token: st
     template that does not compile or render gives a None choice whose reason says so.
     """
     try:
-        template = _environment().from_string(chat_template)
+        template = template_environment().from_string(chat_template)
     except TemplateError as exc:
         return _undecided(f"The chat template does not compile ({_said(exc)})")
 
@@ -90,7 +89,7 @@ def detect_tool_format(chat_template: str, *, bos_token: str = "", eos_token: st
         except _RENDER_ERRORS as exc:
             failures.append(_said(exc))
             continue
-        turn = _strip_ending(full[_shared_prefix(prompt, full):], ending, eos_token)
+        turn = _strip_ending(full[shared_prefix(prompt, full):], ending, eos_token)
         rendered.append(turn)
         found = [f for f in _CANDIDATES if _reads_probe(f, turn)]
         if found:
@@ -130,7 +129,7 @@ def _turn_ending(render: Callable[[list[dict[str, Any]], bool], str], before: li
         full = render([*before, {"role": "assistant", "content": _TEXT_MARK}], False)
     except _RENDER_ERRORS:
         return ""
-    turn = full[_shared_prefix(prompt, full):]
+    turn = full[shared_prefix(prompt, full):]
     at = turn.find(_TEXT_MARK)
     return turn[at + len(_TEXT_MARK):] if at >= 0 else ""
 
@@ -144,39 +143,8 @@ def _strip_ending(turn: str, ending: str, eos_token: str) -> str:
     return turn
 
 
-def _shared_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def _said(value: object) -> str:
     """An error or rendered text as a reason quotes it: one line, at most 160 characters."""
     text = json.dumps(str(value), ensure_ascii=False) if not isinstance(value, BaseException) else str(value)
     text = " ".join(text.split())
     return text if len(text) <= 160 else text[:157] + "..."
-
-
-def _environment() -> ImmutableSandboxedEnvironment:
-    """The Jinja environment chat templates are rendered in (as llama.cpp and Hugging Face render them)."""
-
-    def raise_exception(message: str) -> None:
-        raise TemplateError(message)
-
-    def strftime_now(format: str) -> str:
-        return datetime.now().strftime(format)
-
-    def tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
-               separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
-        # Jinja's own tojson sorts keys and escapes <, >, & and ' for HTML; templates are not HTML.
-        return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = strftime_now
-    env.filters["tojson"] = tojson
-    return env
-

@@ -23,10 +23,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ModelError
 from .placement import OpenOptions
+
+if TYPE_CHECKING:
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 
 class DeadlineExceeded(ModelError):
@@ -64,14 +67,38 @@ CALIBRATION_TEXT = ("A personal memory keeps notes, conversations and indexed fi
                     "short cited answer is written from the evidence that was found. ") * 3
 
 
-def shared_prefix(a: list[int], b: list[int]) -> int:
-    """How many leading tokens ``a`` and ``b`` have in common."""
+def shared_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items (tokens, characters) ``a`` and ``b`` have in common."""
     n = 0
     for x, y in zip(a, b):
         if x != y:
             break
         n += 1
     return n
+
+
+def template_environment() -> ImmutableSandboxedEnvironment:
+    """The Jinja environment chat templates are rendered in, as llama.cpp and Hugging Face render them: a
+    sandbox, ``trim_blocks``/``lstrip_blocks``, loop controls, ``raise_exception``, ``strftime_now``, and a
+    ``tojson`` that keeps key order and does not escape for HTML (templates are not HTML)."""
+    from jinja2 import TemplateError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise TemplateError(message)
+
+    def strftime_now(fmt: str) -> str:
+        return datetime.now().strftime(fmt)
+
+    def tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
+               separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
+        return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = strftime_now
+    env.filters["tojson"] = tojson
+    return env
 
 
 def render_chat_template(template: str, messages: Sequence[Mapping[str, Any]], bos: str = "", eos: str = "", *,
@@ -85,17 +112,8 @@ def render_chat_template(template: str, messages: Sequence[Mapping[str, Any]], b
         ModelError: the template does not render.
     """
     from jinja2 import TemplateError
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    def raise_exception(message: str) -> None:
-        raise TemplateError(message)
-
-    def strftime_now(fmt: str) -> str:
-        return datetime.now().strftime(fmt)
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = strftime_now
+    env = template_environment()
     extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
     try:
         return env.from_string(template).render(messages=list(messages), add_generation_prompt=add_generation_prompt,
