@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ModelError
+from .backend import llama_library
 from .placement import OpenOptions
 
 if TYPE_CHECKING:
@@ -286,19 +287,35 @@ class LoadedModel:
         first: float | None = None
         stopped: Literal["stop", "length", "deadline", "cancelled"] = "length"
         asked = time.monotonic()  # reading the prompt is timed from here to the first token
-        stream = self.llama.create_completion(tokens, max_tokens=max_tokens, temperature=temperature, stream=True,
-                                              grammar=grammar)
+        room = self.context - prompt_tokens
+        if room <= 0:
+            raise ModelError(f"The prompt is {prompt_tokens:,} tokens, more than the model's context of "
+                             f"{self.context:,}.", title="Prompt too long")
+        generated = 0
+        undecoded = b""  # the bytes of a character split across tokens, until it is whole
+        # Tokens are decoded one by one with their special tokens as text ([TOOL_CALLS], <|python_tag|>): a
+        # model's tool calls can begin with one, and llama-cpp-python's completion API drops them.
+        stream = self.llama.generate(tokens, temp=temperature, top_k=40, top_p=0.95, min_p=0.05, repeat_penalty=1.0,
+                                     grammar=grammar)
         try:
-            for chunk in stream:
-                choice = chunk["choices"][0]
-                if choice.get("text"):
-                    pieces.append(choice["text"])
+            for token in stream:
+                if llama_library().llama_vocab_is_eog(self.llama._model.vocab, token):
+                    stopped = "stop"
+                    break
+                generated += 1
+                undecoded += self.llama.detokenize([token], special=True)
+                try:
+                    piece, undecoded = undecoded.decode("utf-8"), b""
+                except UnicodeDecodeError:
+                    piece = "" if len(undecoded) < 4 else undecoded.decode("utf-8", "replace")
+                    undecoded = undecoded if not piece else b""
+                if piece:
+                    pieces.append(piece)
                     if first is None:
                         first = time.monotonic() - started
                     if on_text is not None:
-                        on_text(choice["text"])
-                if choice.get("finish_reason"):
-                    stopped = "stop" if choice["finish_reason"] == "stop" else "length"
+                        on_text(piece)
+                if generated >= min(max_tokens, room):
                     break
                 if check_deadline and (cancel.is_set() or time.monotonic() >= deadline):
                     stopped = "deadline"
@@ -315,8 +332,8 @@ class LoadedModel:
         if first is not None:
             read = first - (asked - started)
             with self._measured_lock:
-                self._measured.append((evaluated, read, len(pieces), ended - started - first))
-        return Completion("".join(pieces), len(pieces), prompt_tokens, stopped, round(seconds, 4),
+                self._measured.append((evaluated, read, generated, ended - started - first))
+        return Completion("".join(pieces), generated, prompt_tokens, stopped, round(seconds, 4),
                           None if first is None else round(first, 4), evaluated)
 
     def close(self) -> None:
