@@ -268,3 +268,56 @@ def test_every_read_tool_a_result_suggests_is_one_chat_can_call() -> None:
     assert suggested >= {"get_memory", "file_chunks", "neighbors", "list_sources"}, suggested
     assert suggested - {"device_context"} <= set(CHAT_READS), suggested - set(CHAT_READS)
     assert json.dumps(tool_specs())  # every schema is plain JSON
+
+
+def _room_for_two_exchanges() -> int:
+    """A context that holds the instructions, the tools, this turn and about two of the long exchanges."""
+    base = ScriptedModel([]).prompt_tokens([{"role": "system", "content": "x" * 600},
+                                            {"role": "user", "content": "x" * 600}], tool_specs())
+    return base + 256 + 900
+
+
+def _long_conversation(engine: Engine, turns: int) -> str:
+    """A conversation of ``turns`` exchanges, each long enough that a small context holds only a few."""
+    for n in range(1, turns + 1):
+        secret = "sk-ant-" + "a1b2c3d4" * 4 if n == 1 else ""
+        engine.chat(f"Question {n} about deploys {secret} {'and more words ' * 40}",
+                    model=ScriptedModel([f"Answer {n}: {'we deploy carefully ' * 30}"]), conversation="long")
+    return "long"
+
+
+def test_exchanges_that_no_longer_fit_are_summarized_redacted_and_shown_as_the_summary(stocked: Engine) -> None:
+    name = _long_conversation(stocked, 4)
+    asked: list[Any] = []
+
+    def summary(messages: list[dict[str, Any]], tools: Any) -> str:
+        asked.append(messages)
+        return "- (1–6) Asked about deploys; answered: carefully."
+
+    small = ScriptedModel([summary, "Carefully."], context=_room_for_two_exchanges())
+    stocked.settings.chat.max_tokens = 256
+    turn = stocked.chat("And question 5?", model=small, conversation=name)
+    prompt = asked[0][-1]["content"]
+    assert "[REDACTED:anthropic-key]" in prompt and "sk-ant-" not in prompt, "what the summary reads is redacted"
+    assert asked[0][0]["content"].startswith("You keep a running summary")
+    kept = stocked.conversations().load(name)
+    assert kept.summary.startswith("- (1–6)") and kept.summary_upto > 0
+    research_prompt = small.calls[1][0]
+    first_user = next(m for m in research_prompt if m["role"] == "user")["content"]
+    assert first_user.startswith("(Summary of earlier messages") and "carefully" in first_user
+    assert any("were summarized" in n for n in turn.notes)
+
+
+def test_a_failed_summary_leaves_the_exchanges_out_and_is_tried_again_six_messages_later(stocked: Engine) -> None:
+    name = _long_conversation(stocked, 4)
+    stocked.settings.chat.max_tokens = 256
+    failing = ScriptedModel([ModelError("out of memory"), "Carefully."], context=_room_for_two_exchanges())
+    turn = stocked.chat("And question 5?", model=failing, conversation=name)
+    kept = stocked.conversations().load(name)
+    assert not kept.summary and kept.summary_retry_at == 16 + 1 + 6, "four earlier turns of 4 messages, the question"
+    assert any("could not be summarized (out of memory)" in n for n in turn.notes)
+    first_user = next(m for m in failing.calls[1][0] if m["role"] == "user")["content"]
+    assert "not shown" in first_user and "Summary of" not in first_user
+    # The next turn is under six messages later: no new attempt (the script has no summary step).
+    stocked.chat("And question 6?", model=ScriptedModel(["Still careful."], context=_room_for_two_exchanges()),
+                 conversation=name)

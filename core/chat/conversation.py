@@ -57,6 +57,11 @@ class Conversation:
     title: str
     created: str
     messages: list[Message] = field(default_factory=list)
+    #: A running summary of the earlier exchanges that no longer fit, covering messages 1 to ``summary_upto``.
+    summary: str = ""
+    summary_upto: int = 0
+    #: After a failed summary: the message count at which to try again (six messages later).
+    summary_retry_at: int = 0
 
     @property
     def turns(self) -> int:
@@ -117,7 +122,8 @@ class ConversationStore:
             raise StoreError(f"The conversation file {path} cannot be read ({exc}).") from exc
         try:
             messages = [Message(**m) for m in data["messages"]]
-            return Conversation(data["id"], data["title"], data["created"], messages)
+            return Conversation(data["id"], data["title"], data["created"], messages, data.get("summary", ""),
+                                data.get("summary_upto", 0), data.get("summary_retry_at", 0))
         except (KeyError, TypeError) as exc:
             raise StoreError(f"The conversation file {path} is not one Engram wrote ({exc}).") from exc
 
@@ -125,6 +131,8 @@ class ConversationStore:
         """Write ``conversation`` whole (readers see the old file or the new one). Raises ``StoreError``."""
         path = self._path(conversation.id)
         data = {"id": conversation.id, "title": conversation.title, "created": conversation.created,
+                "summary": conversation.summary, "summary_upto": conversation.summary_upto,
+                "summary_retry_at": conversation.summary_retry_at,
                 "messages": [asdict(m) for m in conversation.messages]}
         try:
             atomic_write_bytes(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"), mode=0o600)

@@ -3,21 +3,31 @@
 The instructions and the tool definitions come first and never change, so the model's evaluated prompt
 is reused from one call to the next. What the current turn said is always kept. When the whole
 conversation does not fit, earlier turns' research (tool calls and their results) goes first, oldest turn
-first, then whole earlier exchanges, oldest first; the first message shown then says which earlier
-messages are not shown, and ``conversation_history`` can read them.
+first, then whole earlier exchanges, oldest first. The first message shown then carries the running
+summary of the exchanges it covers (``summary``) and says which earlier messages are not shown;
+``conversation_history`` reads them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .conversation import Conversation, Message
 from .model import ChatModel
 
 
-def fit_messages(conversation: Conversation, turn: int, model: ChatModel, tools: Sequence[dict[str, Any]] | None,
-                 instructions: str, *, reserve: int, closing: str | None = None) -> list[dict[str, Any]] | None:
+@dataclass(frozen=True)
+class Fitted:
+    """The messages of the next call, and the numbers of the earlier messages left out of it."""
+
+    messages: list[dict[str, Any]]
+    hidden: list[int]
+
+
+def fit(conversation: Conversation, turn: int, model: ChatModel, tools: Sequence[dict[str, Any]] | None,
+        instructions: str, *, reserve: int, closing: str | None = None) -> Fitted | None:
     """The messages for the next call of turn ``turn``, leaving ``reserve`` tokens for the reply; None when
     even the instructions, the tools and this turn's own messages do not fit.
 
@@ -36,20 +46,34 @@ def fit_messages(conversation: Conversation, turn: int, model: ChatModel, tools:
     for n in turns:
         candidates.append([m for m in candidates[-1] if m.turn != n])
     for kept in candidates:
-        messages = _messages(instructions, earlier, kept + current, closing)
+        shown = {m.number for m in kept}
+        hidden = [m.number for m in earlier if m.number not in shown]
+        messages = _messages(instructions, conversation, hidden, kept + current, closing)
         if model.prompt_tokens(messages, tools) <= limit:
-            return messages
+            return Fitted(messages, hidden)
     return None
 
 
-def _messages(instructions: str, earlier: list[Message], kept: list[Message], closing: str | None) -> list[dict[str, Any]]:
-    shown = {m.number for m in kept}
-    hidden = [m.number for m in earlier if m.number not in shown]
+def fit_messages(conversation: Conversation, turn: int, model: ChatModel, tools: Sequence[dict[str, Any]] | None,
+                 instructions: str, *, reserve: int, closing: str | None = None) -> list[dict[str, Any]] | None:
+    """``fit``'s messages alone (None when they do not fit)."""
+    fitted = fit(conversation, turn, model, tools, instructions, reserve=reserve, closing=closing)
+    return None if fitted is None else fitted.messages
+
+
+def _messages(instructions: str, conversation: Conversation, hidden: list[int], kept: list[Message],
+              closing: str | None) -> list[dict[str, Any]]:
     out = [{"role": "system", "content": instructions}] + [m.as_template() for m in kept]
     if hidden:
-        note = (f"({len(hidden)} earlier message{'s' if len(hidden) != 1 else ''} of this conversation "
-                f"({_ranges(hidden)}) {'are' if len(hidden) != 1 else 'is'} not shown; the conversation_history tool "
-                "reads them.)\n\n")
+        covered = [n for n in hidden if n <= conversation.summary_upto] if conversation.summary else []
+        rest = [n for n in hidden if n not in covered]
+        note = ""
+        if covered:
+            note += f"(Summary of earlier messages {_ranges(covered)}:\n{conversation.summary}\n)\n"
+        if rest:
+            note += (f"({len(rest)} earlier message{'s' if len(rest) != 1 else ''} of this conversation "
+                     f"({_ranges(rest)}) {'are' if len(rest) != 1 else 'is'} not shown.)\n")
+        note += "(The conversation_history tool reads earlier messages in full.)\n\n"
         first_user = next(i for i, m in enumerate(out) if m["role"] == "user")
         out[first_user] = {**out[first_user], "content": note + out[first_user]["content"]}
     if closing is not None:

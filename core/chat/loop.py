@@ -26,9 +26,10 @@ from typing import Any, Literal
 from ..errors import ModelError
 from ..settings import ChatSettings
 from .conversation import Conversation, Message
-from .history import fit_messages
+from .history import fit, fit_messages
 from .model import ChatModel
 from .stream import CallFilter
+from .summary import due, summarize
 from .toolbox import CHAT_READS, HISTORY, ChatToolbox, tool_specs
 from .toolcalls import ParsedReply, ToolCall, call_shape, parse_reply
 
@@ -172,6 +173,7 @@ class _Turn:
         self.question = question
         self.conversation.add("user", question, turn=self.number)
         tools = tool_specs() if self.model.tool_format != "none" else None
+        self._summarize_if_due(tools)
         if tools is None:
             self.result.ended = "no_tools"
             self.note(f"This model chats without reading your memory: {self.model.format_note}")
@@ -182,6 +184,18 @@ class _Turn:
         self.result.seconds = round(self.clock() - started, 3)
         self.result.evidence = list(self.seen)
         return self.result
+
+    def _summarize_if_due(self, tools: list[dict[str, Any]] | None) -> None:
+        fitted = fit(self.conversation, self.number, self.model, tools, INSTRUCTIONS, reserve=self.budgets.max_tokens)
+        todo = due(self.conversation, fitted.hidden) if fitted is not None else []
+        if not todo or self.stop():
+            return
+        try:
+            self.result.tokens += summarize(self.conversation, todo, self.model, clock=self.clock)
+            self.note(f"Earlier messages {todo[0].number}–{todo[-1].number} no longer fit; they were summarized.")
+        except ModelError as exc:
+            self.note(f"Earlier messages {todo[0].number}–{todo[-1].number} no longer fit and could not be summarized "
+                      f"({exc.message}); they are left out, and summarizing is tried again later.")
 
     # ----------------------------------------------------------- research
 
