@@ -24,6 +24,7 @@ from .catalog import TOOLS, validate_call
 from .chat.conversation import ConversationStore
 from .chat.loop import ChatEvent, ChatNote, ChatTurn, ModelDownload
 from .chat.model import ChatModel, LocalChatModel
+from .chat.remote import RemoteChatModel
 from .chat.runner import chat_turn
 from .embedding import Embedder
 from .embedding.slot import EmbeddingSlot
@@ -36,7 +37,7 @@ from .models.files import ModelFiles
 from .models.gpu import Gpu
 from .models.inference import DevicePlan, Inference
 from .models.pool import ModelPool
-from .models.providers import Provider
+from .models.providers import DEFAULT_URLS, Provider, api_key
 from .paths import Paths, owner_name
 from .privacy import private_folder
 from .recall.pack import ContextPack, PackRequest, Tokenizer, context_pack
@@ -319,18 +320,22 @@ class Engine:
         return ConversationStore(self.paths.workspace_dir(self.scope(workspace).workspace) / "chats")
 
     def chat_model(self, on_event: Callable[[ChatEvent], None] | None = None) -> ChatModel:
-        """The local chat model (``chat.local_model``), downloaded first if it is missing (the progress goes to
-        ``on_event``), loaded once and shared with the helper when file, context and GPU layers match.
+        """The chat model: with chat.provider local, ``chat.local_model`` downloaded first if it is missing (the
+        progress goes to ``on_event``), loaded once and shared with the helper when file, context and GPU layers
+        match; otherwise the remote provider's model through its function calling.
 
         Raises:
-            ModelError: chat.provider is not local, the download failed, the file does not verify, or
-                llama.cpp cannot load it.
+            ModelError: the download failed, the file does not verify, llama.cpp cannot load it, or a remote
+                provider has no model named or no API key.
         """
         chat = self.settings.chat
         if chat.provider != "local":
-            raise ModelError(f"chat.provider is {chat.provider}, but chat runs only on this computer so far (chat "
-                             "through a remote provider's function calling is not built yet); set chat.provider to "
-                             "local.", title="Chat runs locally only")
+            if not chat.remote_model:
+                raise ModelError(f"chat.provider is {chat.provider}: set chat.remote_model to the model's name there "
+                                 "(engram config set chat.remote_model NAME).", title="Chat model not named")
+            key = api_key(chat.provider) if chat.provider in ("openai", "anthropic") else None
+            return RemoteChatModel("anthropic" if chat.provider == "anthropic" else "openai", chat.provider,
+                                   chat.base_url or DEFAULT_URLS[chat.provider], chat.remote_model, key, chat.n_ctx)
         entry = resolve_model(chat.local_model)
         files = self.model_files()
         if not entry.local_path and not files.status(entry).present:

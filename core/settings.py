@@ -203,7 +203,11 @@ class ChatSettings(_Group):
     about: ClassVar[str] = "Chat with your memory: a model researches with the read tools, then answers citing them"
 
     provider: Literal["local", "ollama", "vllm", "openai", "anthropic"] = Field(
-        "local", description="Where the chat model runs; local keeps every prompt on this computer.")
+        "local", description=("Where the chat model runs; local keeps every prompt on this computer (the others "
+                              "receive what research reads, with secrets redacted)."))
+    base_url: str = Field("", description="URL of the ollama/vLLM/OpenAI-compatible server for chat (empty: its "
+                                          "default).")
+    remote_model: str = Field("", description="The chat model's name at a provider other than local.")
     local_model: str = Field("qwen3.5-4b", min_length=1, description=(
         "The chat model on this computer: a manifest id (qwen3.5-4b is shared with the helper when file, context "
         "and GPU layers match), a .gguf path, owner/repo/file.gguf, or an https link."))

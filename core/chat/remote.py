@@ -1,0 +1,187 @@
+"""Chat through a remote provider's function calling: OpenAI-compatible servers (ollama, vLLM, OpenAI) and
+Anthropic's Messages API.
+
+The loop reads tool calls in one format; a remote model answers with structured calls instead, so this
+model writes them into its reply in the hermes shape (``<tool_call>{"name": …, "arguments": …}</tool_call>``)
+and reports ``hermes`` as its format. Earlier calls and their results go back in each API's own shape
+(OpenAI: ``tool_calls`` with JSON-string arguments and ``role: tool`` results; Anthropic: ``tool_use`` and
+``tool_result`` blocks). Every text that leaves the computer — messages, tool results, call arguments — is
+redacted first (API keys, tokens, passwords: ``models/redact.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx
+
+from ..errors import ModelError
+from ..models.generation import Completion, DeadlineExceeded
+from ..models.providers import estimate_tokens
+from ..models.redact import redact
+
+Messages = Sequence[Mapping[str, Any]]
+Tools = Sequence[Mapping[str, Any]]
+
+
+def _clean(text: str) -> str:
+    return redact(text).text
+
+
+def _clean_value(value: Any) -> Any:
+    """``value`` (call arguments) with every string redacted."""
+    if isinstance(value, str):
+        return _clean(value)
+    if isinstance(value, list):
+        return [_clean_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean_value(v) for k, v in value.items()}
+    return value
+
+
+def _as_hermes(name: str, arguments: Any) -> str:
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments}, ensure_ascii=False)}\n</tool_call>"
+
+
+@dataclass
+class RemoteChatModel:
+    """A chat model behind an HTTP API. ``api``: ``openai`` (any OpenAI-compatible server) or ``anthropic``."""
+
+    api: Literal["openai", "anthropic"]
+    provider: str
+    base_url: str
+    model: str
+    key: str | None
+    context: int
+    client: httpx.Client | None = None
+    tool_format: str = "hermes"
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    @property
+    def format_note(self) -> str:
+        return f"{self.provider} calls tools through its API's function calling."
+
+    def prompt_tokens(self, messages: Messages, tools: Tools | None) -> int:
+        return estimate_tokens(json.dumps(list(messages), default=str) + json.dumps(list(tools or [])))
+
+    def reply(self, messages: Messages, tools: Tools | None, *, deadline: float, max_tokens: int,
+              on_text: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> Completion:
+        """One reply; its calls are written into the text in the hermes shape.
+
+        Raises:
+            DeadlineExceeded: no answer before ``deadline``.
+            ModelError: the provider is unreachable, refused the request, or sent what cannot be read.
+        """
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeadlineExceeded("The deadline passed before the model was asked.")
+        if self.api == "anthropic":
+            url, body, headers = self._anthropic_request(messages, tools, max_tokens)
+        else:
+            url, body, headers = self._openai_request(messages, tools, max_tokens)
+        started = time.monotonic()
+        http = self.client or httpx.Client(trust_env=True)
+        try:
+            response = http.post(url, json=body, headers=headers, timeout=remaining)
+        except httpx.TimeoutException as exc:
+            raise DeadlineExceeded(f"{self.provider} did not answer before the deadline.") from exc
+        except httpx.HTTPError as exc:
+            raise ModelError(f"{self.provider} at {self.base_url} is unreachable ({exc}).") from exc
+        finally:
+            if self.client is None:
+                http.close()
+        if response.status_code >= 400:
+            raise ModelError(f"{self.provider} answered HTTP {response.status_code}: {response.text[:200]}")
+        try:
+            data = response.json()
+            text, stopped, read, wrote = (self._anthropic_reply(data) if self.api == "anthropic"
+                                          else self._openai_reply(data))
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise ModelError(f"{self.provider} sent an answer Engram cannot read ({exc!r}).") from exc
+        if on_text is not None and text:
+            on_text(text)
+        return Completion(text, wrote, read, stopped, round(time.monotonic() - started, 4), None)
+
+    # ------------------------------------------------------------------ OpenAI
+
+    def _openai_request(self, messages: Messages, tools: Tools | None,
+                        max_tokens: int) -> tuple[str, dict[str, Any], dict[str, str]]:
+        out: list[dict[str, Any]] = []
+        for m in messages:
+            item: dict[str, Any] = {"role": m["role"], "content": _clean(str(m.get("content") or ""))}
+            if m.get("tool_calls"):
+                item["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
+                    "name": c["function"]["name"],
+                    "arguments": json.dumps(_clean_value(c["function"]["arguments"]), ensure_ascii=False)}}
+                    for c in m["tool_calls"]]
+            if m["role"] == "tool":
+                item["tool_call_id"] = m.get("tool_call_id", "")
+            out.append(item)
+        body: dict[str, Any] = {"model": self.model, "messages": out, "max_tokens": max_tokens, "temperature": 0.0}
+        if tools:
+            body["tools"] = list(tools)
+        headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
+        return self.base_url.rstrip("/") + "/v1/chat/completions", body, headers
+
+    @staticmethod
+    def _openai_reply(data: dict[str, Any]) -> tuple[str, Literal["stop", "length"], int, int]:
+        choice = data["choices"][0]
+        message = choice["message"]
+        text = message.get("content") or ""
+        for call in message.get("tool_calls") or []:
+            raw = call["function"].get("arguments") or "{}"
+            try:
+                arguments: Any = json.loads(raw) if isinstance(raw, str) else raw
+            except ValueError:
+                arguments = raw  # kept as written: the loop reports it to the model as unreadable
+            text += _as_hermes(call["function"]["name"], arguments)
+        usage = data.get("usage") or {}
+        stopped: Literal["stop", "length"] = "length" if choice.get("finish_reason") == "length" else "stop"
+        return text, stopped, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+
+    # --------------------------------------------------------------- Anthropic
+
+    def _anthropic_request(self, messages: Messages, tools: Tools | None,
+                           max_tokens: int) -> tuple[str, dict[str, Any], dict[str, str]]:
+        system = "\n".join(_clean(str(m["content"])) for m in messages if m["role"] == "system")
+        turns: list[dict[str, Any]] = []
+        for m in messages:
+            if m["role"] == "system":
+                continue
+            if m["role"] == "tool":
+                role, blocks = "user", [{"type": "tool_result", "tool_use_id": m.get("tool_call_id", ""),
+                                         "content": _clean(str(m.get("content") or ""))}]
+            else:
+                role = str(m["role"])
+                blocks = [{"type": "text", "text": _clean(str(m["content"]))}] if m.get("content") else []
+                blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
+                            "input": _clean_value(c["function"]["arguments"])} for c in m.get("tool_calls") or []]
+            if turns and turns[-1]["role"] == role:  # the API wants user and assistant turns to alternate
+                turns[-1]["content"] += blocks
+            else:
+                turns.append({"role": role, "content": blocks})
+        body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "system": system, "messages": turns}
+        if tools:
+            body["tools"] = [{"name": t["function"]["name"], "description": t["function"].get("description", ""),
+                              "input_schema": t["function"]["parameters"]} for t in tools]
+        headers = {"x-api-key": self.key or "", "anthropic-version": "2023-06-01"}
+        return self.base_url.rstrip("/") + "/v1/messages", body, headers
+
+    @staticmethod
+    def _anthropic_reply(data: dict[str, Any]) -> tuple[str, Literal["stop", "length"], int, int]:
+        text = ""
+        for block in data.get("content", []):
+            if block.get("type") == "text":
+                text += block.get("text", "")
+            elif block.get("type") == "tool_use":
+                text += _as_hermes(block["name"], block.get("input") or {})
+        usage = data.get("usage") or {}
+        stopped: Literal["stop", "length"] = "length" if data.get("stop_reason") == "max_tokens" else "stop"
+        return text, stopped, int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
