@@ -338,7 +338,11 @@ class Engine:
                                    chat.base_url or DEFAULT_URLS[chat.provider], chat.remote_model, key, chat.n_ctx)
         entry = resolve_model(chat.local_model)
         files = self.model_files()
-        if not entry.local_path and not files.status(entry).present:
+        status = files.status(entry)
+        if not status.available:
+            raise ModelError(f"{entry.id} {status.note}; choose a smaller chat model (engram config set "
+                             "chat.local_model qwen3.5-4b).", title="Not enough memory for the chat model")
+        if not entry.local_path and not status.present:
             emit = on_event or (lambda _e: None)
             emit(ChatNote(f"Downloading {entry.id} for chat (once; it stays on this computer)…"))
             self.download_model(entry, progress=lambda p: emit(ModelDownload(entry.id, p.done, p.total)))

@@ -60,6 +60,17 @@ VALUES: dict[str, tuple[str, str | None]] = {
     "tagger.local.batch": ("512", "8"),
     "model.gpu_device": ("cpu", None),
     "service.port": ("8765", "70000"),
+    "chat.local_model": ("qwen3.5-4b", None),
+    "chat.tool_format": ("hermes", None),
+    "chat.provider": ("ollama", None),
+    "chat.base_url": ("http://127.0.0.1:11434", None),
+    "chat.remote_model": ("qwen3:4b", None),
+    "chat.n_ctx": ("16384", "10"),
+    "chat.max_tokens": ("2048", "1"),
+    "chat.research_timeout_sec": ("120.0", "1.0"),
+    "chat.research_token_budget": ("32768", "5"),
+    "chat.research_no_progress_rounds": ("3", "0"),
+    "chat.answer_timeout_sec": ("60.0", "1.0"),
 }
 
 

@@ -296,3 +296,29 @@ def test_the_models_controller_removes_nothing_that_was_not_downloaded(make_desk
         models.act("download", "no-such-model")
     message, ok = refused.args
     assert not ok and "no-such-model" in message
+
+
+def test_the_chat_model_list_offers_the_large_model_only_with_the_memory_it_needs(
+        make_desktop: Any, qtbot: Any, paths: Paths, environ: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from engram.core.errors import ModelError
+
+    monkeypatch.setattr("engram.core.models.files.total_memory_mb", lambda: 24 * 1024)
+    desktop = make_desktop()
+    combo = desktop.window.settings.rows["chat.local_model"].editor
+    assert isinstance(combo, QComboBox) and combo.isEditable(), "a custom .gguf path can be typed in"
+    texts = [combo.itemText(i) for i in range(combo.count())]
+    assert texts[0] == "qwen3.5-4b" and combo.currentData() == "qwen3.5-4b"
+    large = combo.findData("qwen3.5-35b-a3b")
+    assert texts[large] == "qwen3.5-35b-a3b — needs 32 GB of memory; this computer has 24 GB"
+    assert not combo.model().item(large).isEnabled(), "shown with the reason, not selectable"
+    desktop.engine.settings.chat.local_model = "qwen3.5-35b-a3b"
+    with pytest.raises(ModelError, match="needs 32 GB of memory; this computer has 24 GB"):
+        desktop.engine.chat_model()
+    monkeypatch.setattr("engram.core.models.files.total_memory_mb", lambda: 64 * 1024)
+    roomy = make_desktop()
+    combo = roomy.window.settings.rows["chat.local_model"].editor
+    assert combo.model().item(combo.findData("qwen3.5-35b-a3b")).isEnabled()
+    combo.setCurrentIndex(combo.findData("qwen3.5-35b-a3b"))
+    combo.activated.emit(combo.currentIndex())
+    settle(roomy, qtbot)
+    assert load_settings(paths.settings_file, environ).value("chat.local_model") == "qwen3.5-35b-a3b"

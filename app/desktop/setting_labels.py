@@ -10,13 +10,16 @@ from __future__ import annotations
 PAGE_GROUPS: list[tuple[str, list[str]]] = [
     ("General", ["desktop.start_at_login", "desktop.notifications"]),
     ("Local AI", ["recall.llm", "recall.llm_timeout_sec", "tagger.llm", "summarizer.enabled", "tagger.local.model",
-                  "tagger.local.threads", "tagger.local.batch", "model.gpu_device"]),
+                  "tagger.local.threads", "tagger.local.batch", "model.gpu_device", "chat.local_model",
+                  "chat.tool_format"]),
     ("Search", ["search.limit", "search.weight_semantic", "search.weight_lexical", "search.weight_graph",
                 "search.max_chars", "recall.max_chars"]),
     ("Editors & service", ["service.port"]),
     ("Advanced", ["tagger.llm_provider", "tagger.base_url", "tagger.remote_model", "recall.run_budget.enabled",
                   "recall.run_budget.max_queries", "recall.run_budget.max_rounds", "recall.run_budget.deadline_sec",
-                  "recall.run_budget.max_tokens_per_query"]),
+                  "recall.run_budget.max_tokens_per_query", "chat.provider", "chat.base_url", "chat.remote_model",
+                  "chat.n_ctx", "chat.max_tokens", "chat.research_timeout_sec", "chat.research_token_budget",
+                  "chat.research_no_progress_rounds", "chat.answer_timeout_sec"]),
 ]
 
 #: Key → the row's label.
@@ -46,6 +49,17 @@ LABELS: dict[str, str] = {
     "recall.run_budget.max_rounds": "Preparation rounds a run may use",
     "recall.run_budget.deadline_sec": "Time a run may prepare for",
     "recall.run_budget.max_tokens_per_query": "Tokens read from each query",
+    "chat.local_model": "Chat model (Ask page, engram chat)",
+    "chat.tool_format": "How the chat model writes tool calls",
+    "chat.provider": "Where the chat model runs",
+    "chat.base_url": "Address of the chat model's server",
+    "chat.remote_model": "Chat model's name at that server",
+    "chat.n_ctx": "Chat model's context",
+    "chat.max_tokens": "Longest step of a chat reply",
+    "chat.research_timeout_sec": "Time a chat may research",
+    "chat.research_token_budget": "Tokens a chat may spend researching",
+    "chat.research_no_progress_rounds": "Rounds without anything new before a chat answers",
+    "chat.answer_timeout_sec": "Time a chat's answer may take",
 }
 
 #: Key → the unit its spin box shows after the value (the suffix).
@@ -60,6 +74,12 @@ UNITS: dict[str, str] = {
     "recall.run_budget.max_rounds": "rounds",
     "recall.run_budget.deadline_sec": "seconds",
     "recall.run_budget.max_tokens_per_query": "tokens",
+    "chat.n_ctx": "tokens",
+    "chat.max_tokens": "tokens",
+    "chat.research_timeout_sec": "seconds",
+    "chat.research_token_budget": "tokens",
+    "chat.research_no_progress_rounds": "rounds",
+    "chat.answer_timeout_sec": "seconds",
 }
 
 

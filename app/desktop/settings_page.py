@@ -12,9 +12,10 @@ keyring through the keys controller: the page only shows widgets. It never scrol
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -82,7 +83,8 @@ class SettingsPage(QWidget):
         self.models = models if isinstance(models, ModelsController) else ModelsController(
             desktop.jobs, desktop.engine, parent=self)
         self._key_error = False
-        helper_ids = [e.id for e in load_manifest().values() if "helper" in e.roles]
+        manifest = load_manifest().values()
+        helper_ids = [e.id for e in manifest if "helper" in e.roles]
         for title, section_keys in SECTIONS:
             box = self.groups[title] = QGroupBox(title)
             form = _form(box)
@@ -92,6 +94,8 @@ class SettingsPage(QWidget):
             for key in section_keys:
                 if key == "tagger.local.model":  # a custom model can be typed in
                     row = SettingRow(self, key, [(i, i) for i in helper_ids], editable=True)
+                elif key == "chat.local_model":  # the chat models, those this computer cannot hold disabled
+                    row = self._chat_model_row(key, [e for e in manifest if {"helper", "chat-large"} & set(e.roles)])
                 elif key == "model.gpu_device":  # in words; the GPUs found are added by show_gpus
                     row = SettingRow(self, key, [(words, raw) for raw, words in GPU_WORDS.items()])
                 else:
@@ -236,6 +240,24 @@ class SettingsPage(QWidget):
         self.explain_llm()
         if not ok:
             self.model_state.setText(message)
+
+    # ------------------------------------------------------ chat model
+
+    def _chat_model_row(self, key: str, entries: list[Any]) -> SettingRow:
+        """The chat model's list: each manifest model by id, one that needs more memory than this computer has
+        shown with the reason and not selectable; a custom model (a .gguf path) can be typed in."""
+        files = self.desktop.engine.model_files()
+        statuses = [files.status(e) for e in entries]  # a stat and /proc/meminfo: no waiting
+        row = SettingRow(self, key, [(e.id if st.available else f"{e.id} — {st.note}", e.id)
+                                     for e, st in zip(entries, statuses)], editable=True)
+        combo = row.editor
+        assert isinstance(combo, QComboBox)
+        for index, status in enumerate(statuses):
+            if not status.available:
+                item = cast(QStandardItemModel, combo.model()).item(index)
+                item.setEnabled(False)
+                item.setToolTip(f"Unavailable: {status.note}.")
+        return row
 
     # ----------------------------------------------------------- GPU
 
