@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import ModelError
+from ..models.generation import Completion
 from ..settings import ChatSettings
 from .conversation import Conversation, Message
 from .history import fit, fit_messages
@@ -132,7 +133,8 @@ class ChatTurn:
     steps: list[ToolStep] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)  # memory ids the tools returned, in order
     rounds: int = 0
-    tokens: int = 0
+    tokens: int = 0  # prompt tokens read and tokens written by every model call of the turn
+    evaluated: int = 0  # of the prompt tokens, those the model evaluated (the rest were reused from its last call)
     seconds: float = 0.0
     ended: Ended = "answered"
     fallback: bool = False
@@ -221,7 +223,7 @@ class _Turn:
                 self.note(f"The model stopped researching: {exc.message}")
                 return
             self.result.rounds += 1
-            self.result.tokens += completion.prompt_tokens + completion.tokens
+            self._count(completion)
             parsed = parse_reply(self.model.tool_format, completion.text)
             if not parsed.calls and not parsed.problems and (stray := _stray_call(parsed.text, self.model.tool_format)):
                 parsed = ParsedReply("", [], [stray])  # a call written outside the model's format is no answer
@@ -295,7 +297,7 @@ class _Turn:
             try:
                 completion = self.model.reply(messages, None, deadline=self.clock() + self.budgets.answer_timeout,
                                               max_tokens=self.budgets.max_tokens, on_text=shown.feed, stop=self.stop)
-                self.result.tokens += completion.prompt_tokens + completion.tokens
+                self._count(completion)
                 text = parse_reply(self.model.tool_format, completion.text).text
                 if text:
                     self._answered(text, fallback=False)
@@ -306,6 +308,11 @@ class _Turn:
         elif messages is None:
             self.note("The question and what was read no longer fit the model's context.")
         self._answered(self._evidence_reply(), fallback=True)
+
+    def _count(self, completion: Completion) -> None:
+        self.result.tokens += completion.prompt_tokens + completion.tokens
+        self.result.evaluated += (completion.prompt_tokens if completion.evaluated_tokens is None
+                                  else completion.evaluated_tokens)
 
     def _answered(self, text: str, *, fallback: bool) -> None:
         self.conversation.add("assistant", text, turn=self.number)
