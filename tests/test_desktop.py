@@ -457,7 +457,8 @@ def test_the_first_run_welcome_connects_the_editors_found(make_desktop: Any, hom
     settle(desktop, qtbot)
     assert "Connected Cursor" in done.args[0][0]
     assert (home / ".cursor" / "mcp.json").exists() and (paths.data_dir / MARKER).exists()
-    assert desktop.jobs.running() == [], "the welcome started nothing (no download)"
+    # (a recount of memories may still be running: background reads are not what this is about)
+    assert [j for j in desktop.jobs.running() if j.kind != "task"] == [], "the welcome started nothing (no download)"
 
 
 # -------------------------------------------------------- the service inside the Qt loop
