@@ -1,6 +1,7 @@
 """The benchmark runner: ``python -m benchmark <suite> [options]`` (see benchmark/README.md).
 
-Suites: recall, quality, speed, mcp, models, budget, writes, recall-llm (with --model), or all; ``fetch-models``
+Suites: recall, quality, speed, mcp, models, budget, writes, recall-llm (with --model), chat (with one or more
+--model), or all (neither recall-llm nor chat); ``fetch-models``
 downloads the Qwen2.5-Coder GGUFs recall-llm is measured with (benchmark/bench_models.py). Each writes result.json, summary.md and its plots under
 ``benchmark/results/<suite>-<UTC timestamp>/`` (``--results`` moves them) and prints the summary.
 """
@@ -20,13 +21,16 @@ SUITES = ("recall", "quality", "speed", "mcp", "models", "budget", "writes")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("suite", choices=[*SUITES, "recall-llm", "all", "fetch-models"])
+    parser.add_argument("suite", choices=[*SUITES, "recall-llm", "chat", "all", "fetch-models"])
     parser.add_argument("--quick", action="store_true", help="A small smoke run of the same code paths.")
     parser.add_argument("--seed", type=int, default=7, help="Seed for every sampled choice.")
     parser.add_argument("--lookups", type=Path, default=ROOT / "django-lookups.json",
-                        help="Lookups file (format of django-lookups.json) for recall and speed.")
+                        help="Lookups file (format of django-lookups.json) for recall, speed, recall-llm and chat.")
     parser.add_argument("--data", type=Path, default=DEFAULT_SCIFACT, help="scifact.zip for the quality suite.")
-    parser.add_argument("--model", type=Path, help="recall-llm: the GGUF of the helper model to measure.")
+    parser.add_argument("--model", type=Path, action="append", default=[],
+                        help="recall-llm: the GGUF of the helper model to measure; chat: a chat model's GGUF (repeat "
+                             "--model to measure several, one after another).")
+    parser.add_argument("--threads", type=int, default=2, help="chat: tagger.local.threads, the model's CPU threads.")
     parser.add_argument("--timeout", type=float, default=30.0, help="recall-llm: recall.llm_timeout_sec.")
     parser.add_argument("--results", type=Path, default=ROOT / "results", help="Where result folders go.")
     parser.add_argument("--cache", type=Path, default=ROOT / ".cache", help="Corpora and workspaces, kept between runs.")
@@ -42,11 +46,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"quality: skipped, no SciFact file at {args.data} (give --data PATH)", file=sys.stderr)
             continue
         if suite == "recall-llm":
-            if args.model is None or not args.model.is_file():
-                parser.error("recall-llm needs --model PATH to a GGUF file")
+            if len(args.model) != 1 or not args.model[0].is_file():
+                parser.error("recall-llm needs one --model PATH to a GGUF file")
             from .recall_llm import run_suite as recall_llm
 
-            folder = recall_llm(run, args.lookups, args.model, args.timeout)
+            folder = recall_llm(run, args.lookups, args.model[0], args.timeout)
+        elif suite == "chat":
+            missing = [str(m) for m in args.model if not m.is_file()]
+            if not args.model or missing:
+                parser.error("chat needs --model PATH to a GGUF file (repeat it for more models)"
+                             + (f"; not a file: {', '.join(missing)}" if missing else ""))
+            if args.threads < 1:
+                parser.error("--threads must be at least 1")
+            from .chat import run_suite as chat
+
+            folder = chat(run, args.lookups, args.model, args.threads)
         elif suite == "recall":
             from .recall import run_suite as recall
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,3 +107,76 @@ def test_writes_suite_quick(tmp_path: Path, cache: Path) -> None:
     assert unmaintained["points"][-1]["disk"]["memory_fragments"] == 120
     assert maintained["points"][-1]["disk"]["memory_fragments"] < 40
     assert "freshly compacted" in (folder / "summary.md").read_text() and (folder / "writes.png").is_file()
+
+
+def test_chat_suite_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chat suite's code path on a tiny corpus (a lookups file whose sdist already lies in the cache, so nothing
+    is downloaded), with a scripted model at the chat model's seam: every turn repeats the seeded search, makes a
+    failing read, searches its question in other words and answers citing the first memory that search returned."""
+    import tarfile
+
+    from benchmark.__main__ import main
+    from engram.core import Engine
+
+    from .chat_support import ScriptedModel, call, first_id
+
+    tree = tmp_path / "src" / "tinydocs-1.0" / "docs"
+    tree.mkdir(parents=True)
+    (tree / "security.txt").write_text("Security\n\nSet SECURE_SSL_REDIRECT to redirect every request to HTTPS, and "
+                                       "SECURE_HSTS_SECONDS so browsers remember to use HTTPS.\n")
+    (tree / "errors.txt").write_text("Error reporting\n\nWith DEBUG off, Django emails the ADMINS a full traceback "
+                                     "whenever a view raises an exception (a server error).\n")
+    cache = tmp_path / "cache"
+    (cache / "corpus").mkdir(parents=True)
+    with tarfile.open(cache / "corpus" / "tinydocs-1.0.tar.gz", "w:gz") as tar:
+        tar.add(tree.parent, arcname="tinydocs-1.0")
+    lookups = tmp_path / "tiny-lookups.json"
+    lookups.write_text(json.dumps({
+        "corpus": {"name": "tinydocs-1.0", "requirement": "tinydocs==1.0", "include": ["docs/**/*.txt"]},
+        "lookups": [
+            {"id": "T01", "question": "How do I force HTTPS and have browsers remember it?",
+             "parts": [{"query": "force HTTPS", "gold": ["docs/security.txt"]}], "gold": ["docs/security.txt"]},
+            {"id": "T02", "question": "How do I get a traceback emailed when the site has a server error?",
+             "parts": [{"query": "email traceback", "gold": ["docs/errors.txt", "docs/missing.txt"]}],
+             "gold": ["docs/errors.txt", "docs/missing.txt"]},  # one gold file is not in the corpus: found 1 of 2
+            {"id": "T03", "question": "Left out by --quick", "parts": [], "gold": []}]}))
+    model_file = tmp_path / "tiny-chat.gguf"
+    model_file.write_bytes(b"GGUF not a real model")
+
+    def script() -> list[Any]:
+        return [lambda messages, tools: call("search", query=messages[1]["content"]),  # the seeded search again
+                call("get_memory", ids=["000000000000"]),  # no such memory: a tool error
+                lambda messages, tools: call("search", query=messages[1]["content"] + " (docs)"),
+                lambda messages, tools: f"Here is how [{first_id(messages)}]."]
+
+    monkeypatch.setattr(Engine, "chat_model", lambda self, on_event=None: ScriptedModel(script()))
+    results = tmp_path / "results"
+    assert main(["chat", "--model", str(model_file), "--quick", "--lookups", str(lookups),
+                 "--cache", str(cache), "--results", str(results)]) == 0
+    (folder,) = list(results.iterdir())
+    result = json.loads((folder / "result.json").read_text())
+    assert result["suite"] == "chat" and result["quick"] and result["questions"] == 2 and result["threads"] == 2
+    (model,) = result["models"]
+    assert model["file"] == "tiny-chat.gguf" and model["size_bytes"] == model_file.stat().st_size
+    assert model["tool_format"] == "hermes" and model["settings"]["tagger.local.threads"] == 2
+    assert model["settings"]["chat.local_model"] == str(model_file.resolve())
+    first, second = model["turns"]
+    for turn in (first, second):
+        assert turn["seeded"] and turn["calls"] == {"search": 2, "get_memory": 1} and turn["calls_total"] == 3
+        assert turn["repeated"] == 1 and turn["errors"] == 1 and turn["rounds"] == 4 and turn["tokens"] > 0
+        assert turn["ended"] == "answered" and not turn["fallback"] and turn["first_text_s"] is not None
+        assert turn["cites"] and turn["cited_in_evidence"] == 1 and turn["cited_unread"] == 0
+        assert (folder / turn["conversation_file"]).is_file()
+    assert (first["gold"], first["gold_found"], first["gold_found_share"], first["gold_found_by_seed"]) == (1, 1, 1.0, 1)
+    assert (second["gold"], second["gold_found"], second["gold_found_share"]) == (2, 1, 0.5)
+    summary = model["summary"]
+    assert summary["gold"] == 3 and summary["gold_found"] == 2 and summary["gold_found_share"] == 0.667
+    assert summary["answers"] == 2 and summary["answers_citing"] == 2 and summary["fallbacks"] == 0
+    assert summary["ended"] == {"answered": 2} and summary["calls"] == {"mean": 3.0, "median": 3.0}
+    assert summary["calls_by_tool"] == {"search": 4, "get_memory": 2} and summary["seconds"]["mean"] > 0
+    assert first["gold_cited"] == second["gold_cited"] == 1  # the first hit of a search of its own question
+    assert summary["answers_citing_gold"] == 2 and summary["gold_cited"] == 2
+    text = (folder / "summary.md").read_text()
+    assert "| tiny-chat.gguf |" in text and "2/3 (67%)" in text and "## tiny-chat.gguf" in text and "| T02 |" in text
+    # The conversations were copied out and deleted from the cached workspace.
+    assert not list((cache / "quick-index-tinydocs-1.0").rglob("chats/*.json"))
