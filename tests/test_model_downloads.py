@@ -282,3 +282,25 @@ def test_a_download_through_the_engine_tells_its_progress_and_outcome(paths: Pat
     assert ends[0] == ModelDownloaded("local-test", len(gguf))
     assert isinstance(ends[1], ModelDownloadFailed) and ends[1].model == "other"
     assert ends[1].title == "Model file damaged" and "is untouched" in ends[1].message
+
+
+def test_the_first_chat_downloads_its_missing_model_with_the_progress_in_the_chat(paths: Paths, server: ModelServer,
+                                                                                   gguf: bytes) -> None:
+    from engram.core.chat.loop import ChatNote, ModelDownload
+
+    settings = Settings.model_validate({"model": {"hub_url": server.url},
+                                        "chat": {"local_model": f"acme/smol/{SMOL.file}", "max_tokens": 32,
+                                                 "n_ctx": 2048}})
+    with Engine(paths, settings, embedder=HashingEmbedder()) as engine:
+        engine.call("store", {"content": "We deploy on Tuesdays."})
+        seen: list[object] = []
+        turn = engine.chat("When do we deploy?", on_event=seen.append)
+        downloads = [e for e in seen if isinstance(e, ModelDownload)]
+        assert downloads and downloads[-1].done == len(gguf) == downloads[-1].total
+        notes = [e.text for e in seen if isinstance(e, ChatNote)]
+        assert notes[0].startswith("Downloading ") and "for chat (once" in notes[0]
+        # SmolLM2's template writes no tool calls: it chats without tools and says which setting to change.
+        assert turn.ended == "no_tools" and "chat.tool_format" in notes[1] and turn.answer
+        seen.clear()
+        engine.chat("And on holidays?", conversation=turn.conversation, on_event=seen.append)
+        assert not [e for e in seen if isinstance(e, ModelDownload)], "downloaded once"
