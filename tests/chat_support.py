@@ -26,13 +26,17 @@ class ScriptedModel:
         self.context = context
         self.piece = piece
         self.calls: list[tuple[list[dict[str, Any]], Any]] = []
+        self.forced: list[bool] = []
+        self.forces_calls = False
 
     def prompt_tokens(self, messages: Sequence[Mapping[str, Any]], tools: Any) -> int:
         return len(json.dumps(list(messages), default=str) + json.dumps(tools or [])) // 4
 
     def reply(self, messages: Sequence[Mapping[str, Any]], tools: Any, *, deadline: float, max_tokens: int,
-              on_text: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> Completion:
+              on_text: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None,
+              force_call: bool = False) -> Completion:
         self.calls.append(([dict(m) for m in messages], tools))
+        self.forced.append(force_call)
         if not self.script:
             raise AssertionError("the model was asked more often than the script says")
         step = self.script.pop(0)

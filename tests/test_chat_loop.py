@@ -321,3 +321,24 @@ def test_a_failed_summary_leaves_the_exchanges_out_and_is_tried_again_six_messag
     # The next turn is under six messages later: no new attempt (the script has no summary step).
     stocked.chat("And question 6?", model=ScriptedModel(["Still careful."], context=_room_for_two_exchanges()),
                  conversation=name)
+
+
+def test_a_call_written_outside_the_format_is_asked_again_held_to_the_format(stocked: Engine) -> None:
+    fenced = '```json\n{"name": "search", "arguments": {"query": "review"}}\n```'
+    model = ScriptedModel([fenced, call("search", query="review"), "Tuesdays."])
+    model.forces_calls = True
+    turn = stocked.chat("deploy?", model=model)
+    assert model.forced == [False, True, False], "only the repeat of the stray call is held to the format"
+    assert [s.arguments for s in turn.steps][1:] == [{"query": "review"}] and turn.answer == "Tuesdays."
+    assert any("held to the format" in n for n in turn.notes)
+
+
+def test_the_hermes_grammar_admits_one_call_to_a_known_tool() -> None:
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    from engram.core.chat.model import hermes_call_grammar
+
+    grammar = hermes_call_grammar(["search", "get_memory"])
+    assert grammar.startswith('root ::= "<tool_call>\\n" call "\\n</tool_call>"')
+    assert '"\\"search\\"" | "\\"get_memory\\""' in grammar
+    LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp accepts it

@@ -225,7 +225,22 @@ class _Turn:
             self.result.rounds += 1
             self._count(completion)
             parsed = parse_reply(self.model.tool_format, completion.text)
-            if not parsed.calls and not parsed.problems and (stray := _stray_call(parsed.text, self.model.tool_format)):
+            stray = _stray_call(parsed.text, self.model.tool_format) if not parsed.calls and not parsed.problems \
+                else None
+            if stray and getattr(self.model, "forces_calls", False):
+                # The model meant a call but wrote it outside its format: ask again, held to the format.
+                self.note("The model wrote a tool call outside its format; it was asked again, held to the format.")
+                try:
+                    completion = self.model.reply(messages, tools, deadline=deadline, max_tokens=self.budgets.max_tokens,
+                                                  stop=self.stop, force_call=True)
+                except ModelError as exc:
+                    self.result.ended = "model_error"
+                    self.note(f"The model stopped researching: {exc.message}")
+                    return
+                self._count(completion)
+                parsed = parse_reply(self.model.tool_format, completion.text)
+                stray = None if parsed.calls or parsed.problems else stray
+            if stray:
                 parsed = ParsedReply("", [], [stray])  # a call written outside the model's format is no answer
             if not parsed.calls and not parsed.problems:
                 if completion.stopped == "cancelled":

@@ -48,8 +48,10 @@ class ChatModel(Protocol):
         ...
 
     def reply(self, messages: Messages, tools: Tools | None, *, deadline: float, max_tokens: int,
-              on_text: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> Completion:
-        """One reply before ``deadline``. Raises ``ModelError`` (``DeadlineExceeded`` among them)."""
+              on_text: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None,
+              force_call: bool = False) -> Completion:
+        """One reply before ``deadline`` (with ``force_call``, one tool call in the model's format, where the
+        model can be held to it: see ``forces_calls``). Raises ``ModelError`` (``DeadlineExceeded`` among them)."""
         ...
 
 
@@ -90,10 +92,28 @@ class LocalChatModel:
     def prompt_tokens(self, messages: Messages, tools: Tools | None) -> int:
         return self.loaded.count_tokens(self._render(messages, tools))
 
+    @property
+    def forces_calls(self) -> bool:
+        """Whether ``reply(force_call=True)`` can hold the model to its format (a grammar, for hermes)."""
+        return self.tool_format == "hermes"
+
     def reply(self, messages: Messages, tools: Tools | None, *, deadline: float, max_tokens: int,
-              on_text: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> Completion:
+              on_text: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None,
+              force_call: bool = False) -> Completion:
+        grammar = hermes_call_grammar([t["function"]["name"] for t in tools or []]) \
+            if force_call and self.forces_calls and tools else None
         return self.loaded.complete_prompt(self._render(messages, tools), deadline=deadline, max_tokens=max_tokens,
-                                           on_text=on_text, stop=stop)
+                                           on_text=on_text, stop=stop, grammar=grammar)
+
+
+def hermes_call_grammar(names: Sequence[str]) -> str:
+    """GBNF for exactly one hermes call to one of ``names``: ``<tool_call>`` JSON ``</tool_call>``."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    schema = {"type": "object", "properties": {"name": {"enum": list(names)}, "arguments": {"type": "object"}},
+              "required": ["name", "arguments"], "additionalProperties": False}
+    rules = str(json_schema_to_gbnf(json.dumps(schema))).replace("root ::=", "call ::=", 1)
+    return 'root ::= "<tool_call>\\n" call "\\n</tool_call>"\n' + rules
 
 
 def _arguments_as_text(message: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -72,8 +72,10 @@ class RemoteChatModel:
         return estimate_tokens(json.dumps(list(messages), default=str) + json.dumps(list(tools or [])))
 
     def reply(self, messages: Messages, tools: Tools | None, *, deadline: float, max_tokens: int,
-              on_text: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> Completion:
-        """One reply; its calls are written into the text in the hermes shape.
+              on_text: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None,
+              force_call: bool = False) -> Completion:
+        """One reply; its calls are written into the text in the hermes shape (``force_call`` is not needed:
+        the API returns calls as data).
 
         Raises:
             DeadlineExceeded: no answer before ``deadline``.

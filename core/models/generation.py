@@ -234,12 +234,13 @@ class LoadedModel:
     def complete_prompt(self, prompt: str | Callable[[], str], *, deadline: float, max_tokens: int = 256,
                         json_schema: dict[str, Any] | None = None, temperature: float = 0.0,
                         check_deadline: bool = True, on_text: Callable[[str], None] | None = None,
-                        stop: Callable[[], bool] | None = None) -> Completion:
+                        stop: Callable[[], bool] | None = None, grammar: str | None = None) -> Completion:
         """Continue ``prompt`` (already rendered, e.g. by ``prompt``, or a function that renders it on the
         model's worker) before ``deadline``, as ``complete`` does.
 
         ``on_text`` receives each piece of text as it is generated (on the model's worker thread); ``stop``
         is asked after every token and ends the generation when it returns True (``stopped="cancelled"``).
+        ``grammar`` (GBNF text) constrains what may be written, as ``json_schema`` does.
 
         Raises:
             DeadlineExceeded: the deadline passed before generation could start.
@@ -253,7 +254,7 @@ class LoadedModel:
         try:
             job: Future[Completion] = self._executor.submit(self._generate, prompt, deadline, max_tokens,
                                                             json_schema, temperature, cancel, check_deadline,
-                                                            on_text, stop)
+                                                            on_text, stop, grammar)
         except RuntimeError:  # the worker was shut down by a close that ran since the check above
             raise self._closed_error() from None
         try:
@@ -264,7 +265,8 @@ class LoadedModel:
 
     def _generate(self, prompt: str | Callable[[], str], deadline: float, max_tokens: int, json_schema: dict[str, Any] | None,
                   temperature: float, cancel: threading.Event, check_deadline: bool,
-                  on_text: Callable[[str], None] | None, stop: Callable[[], bool] | None) -> Completion:
+                  on_text: Callable[[str], None] | None, stop: Callable[[], bool] | None,
+                  grammar_text: str | None = None) -> Completion:
         started = time.monotonic()
         if self._freed:  # queued before a close whose free ran first
             raise self._closed_error()
@@ -277,6 +279,10 @@ class LoadedModel:
             from llama_cpp.llama_grammar import LlamaGrammar
 
             grammar = LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False)
+        elif grammar_text is not None:
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            grammar = LlamaGrammar.from_string(grammar_text, verbose=False)
         # Tokenized as llama-cpp-python tokenizes a text prompt, so that the reused prefix is the one it reuses.
         tokens = self.llama.tokenize(prompt.encode("utf-8"), special=True)
         prompt_tokens = len(tokens)
