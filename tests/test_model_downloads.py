@@ -289,7 +289,7 @@ def test_the_first_chat_downloads_its_missing_model_with_the_progress_in_the_cha
     from engram.core.chat.loop import ChatNote, ModelDownload
 
     settings = Settings.model_validate({"model": {"hub_url": server.url},
-                                        "chat": {"local_model": f"acme/smol/{SMOL.file}", "max_tokens": 32,
+                                        "chat": {"local_model": f"acme/smol/{SMOL.file}", "max_tokens": 64,
                                                  "n_ctx": 2048}})
     with Engine(paths, settings, embedder=HashingEmbedder()) as engine:
         engine.call("store", {"content": "We deploy on Tuesdays."})
