@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -342,3 +343,21 @@ def test_the_hermes_grammar_admits_one_call_to_a_known_tool() -> None:
     assert grammar.startswith('root ::= "<tool_call>\\n" call "\\n</tool_call>"')
     assert '"\\"search\\"" | "\\"get_memory\\""' in grammar
     LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp accepts it
+
+
+def test_the_closing_request_lists_what_was_read_and_a_bare_read_id_is_a_citation(stocked: Engine) -> None:
+    def answer(messages: list[dict[str, Any]], tools: Any) -> str:
+        closing = messages[-1]["content"]
+        listed = re.findall(r"^\[([0-9a-f]{12})\] (.*)$", closing, re.M)
+        assert closing.startswith("Answer my question now") and listed, closing
+        assert all(" · " in label and ("ops" in label or "data" in label) for _, label in listed), listed
+        read = listed[0][0]
+        return f"We deploy on Tuesdays ({read}); build 0123456789ab is unrelated and so is [{'f' * 12}]."
+
+    stocked.settings.chat.research_no_progress_rounds = 1
+    again = call("search", query="When do we deploy?")  # nothing new: research ends, the answer is asked for
+    model = ScriptedModel([again, answer])
+    turn = stocked.chat("When do we deploy?", model=model)
+    read = re.findall(r"^\[([0-9a-f]{12})\]", model.calls[-1][0][-1]["content"], re.M)[0]
+    assert turn.answer == f"We deploy on Tuesdays ([{read}]); build 0123456789ab is unrelated and so is [{'f' * 12}]."
+    assert turn.cited == [read] and turn.unread_citations == ["f" * 12]

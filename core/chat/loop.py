@@ -43,7 +43,13 @@ ANSWER_NOW = ("Answer my question now from what the tools returned, without call
               "you use by its id in square brackets. If nothing found answers it, say so.")
 FALLBACK_ITEMS = 8
 FALLBACK_CHARS = 300
+#: The memories read that the closing request lists by id (a small model copies an id near the end of its
+#: prompt far more often than one it read thousands of tokens earlier).
+READ_LIST_ITEMS = 12
+READ_LIST_CHARS = 90
 _CITATION = re.compile(r"\[([0-9a-f]{12})\]")
+_BARE_ID = re.compile(r"(?<![0-9a-zA-Z\[])([0-9a-f]{12})(?![0-9a-zA-Z\]])")
+_BLOCK_HEADER = re.compile(r"^\[(?:\d+|\+)\] ([0-9a-f]{12}) · ([^\n]*)$", re.M)
 _RESULT_BLOCK = re.compile(r"^\[(?:\d+|\+)\] ([0-9a-f]{12}) ·[^\n]*\n?(.*?)(?=^\[(?:\d+|\+)\] |^— |\Z)", re.M | re.S)
 
 Ended = Literal["answered", "no_progress", "timeout", "tokens", "context", "stopped", "no_tools", "model_error"]
@@ -306,7 +312,7 @@ class _Turn:
     def _answer(self) -> None:
         researched = any(m.research for m in self._this_turn())  # else the question itself is the last message
         messages = fit_messages(self.conversation, self.number, self.model, None, INSTRUCTIONS,
-                                reserve=self.budgets.max_tokens, closing=ANSWER_NOW if researched else None)
+                                reserve=self.budgets.max_tokens, closing=self._closing() if researched else None)
         if messages is not None and not self.stop():
             shown = CallFilter(self.model.tool_format, lambda piece: self.emit(ChatText(piece, "answer")))
             try:
@@ -329,7 +335,32 @@ class _Turn:
         self.result.evaluated += (completion.prompt_tokens if completion.evaluated_tokens is None
                                   else completion.evaluated_tokens)
 
+    def _closing(self) -> str:
+        """The request for the final answer, with the memories research read listed by id."""
+        read = self._read_labels()
+        if not read:
+            return ANSWER_NOW
+        items = list(read.items())[:READ_LIST_ITEMS]
+        return ANSWER_NOW + "\nThe memories you read:\n" + "\n".join(f"[{m}] {label}" for m, label in items)
+
+    def _read_labels(self) -> dict[str, str]:
+        """Memory id -> where it is from (project, source and lines, kind), for the memories read this turn."""
+        labels: dict[str, str] = {}
+        for m in self._this_turn():
+            if m.role != "tool":
+                continue
+            for found in _BLOCK_HEADER.finditer(m.content):
+                memory, rest = found.group(1), found.group(2)
+                if memory in self.seen and memory not in labels:
+                    fields = rest.split(" · ")[:3]
+                    label = " · ".join(fields)
+                    labels[memory] = label[:READ_LIST_CHARS] + ("…" if len(label) > READ_LIST_CHARS else "")
+        return labels
+
     def _answered(self, text: str, *, fallback: bool) -> None:
+        # An id the model read and wrote without brackets is still a citation: written as one, so that it links.
+        text = _BARE_ID.sub(lambda found: f"[{found.group(1)}]" if found.group(1) in self.seen else found.group(1),
+                            text)
         self.conversation.add("assistant", text, turn=self.number)
         cited = list(dict.fromkeys(_CITATION.findall(text)))
         self.result.answer = text
