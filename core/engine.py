@@ -260,6 +260,12 @@ class Engine:
         except EngramError as exc:
             self.events.emit(ModelDownloadFailed(entry.id, exc.title, exc.message))
             raise
+        except BaseException:
+            # An interrupt or an unforeseen failure: subscribers still hear the outcome (the .part stays for a
+            # resume; a model that was there before is untouched).
+            self.events.emit(ModelDownloadFailed(entry.id, "Download stopped",
+                                                 "The download stopped unexpectedly; start it again to resume."))
+            raise
         self.events.emit(ModelDownloaded(entry.id, got.size))
         return got
 

@@ -67,12 +67,16 @@ class IngestFinished:
 
 @dataclass(frozen=True)
 class IngestFailed:
-    """An ingest stopped with an error; what its finished batches wrote stays written."""
+    """An ingest stopped with an error; what its finished batches wrote stays written.
+
+    ``cancelled`` is true when it stopped because it was cancelled (``Engine.cancel_ingest``), not failed.
+    """
 
     ingest: str
     workspace: str
     title: str
     message: str
+    cancelled: bool = False
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def test_a_cancelled_ingest_keeps_its_finished_files_and_a_rerun_finishes(engine
     assert isinstance(error, IngestCancelled)
     assert "Ingest the same folder again" in error.message
     failed = [e for e in events if isinstance(e, IngestFailed)]
-    assert [(e.ingest, e.title) for e in failed] == [(started.ingest, "Ingest cancelled")]
+    assert [(e.ingest, e.title, e.cancelled) for e in failed] == [(started.ingest, "Ingest cancelled", True)]
     assert engine.running_ingests() == frozenset()
     assert not engine.cancel_ingest(started.ingest)  # ended: nothing to cancel
     assert _status(engine).sources == _BATCH_FILES  # exactly the finished batch, whole files only

@@ -23,7 +23,7 @@ from engram.core.settings_file import LoadedSettings, load_settings
 from engram.mcp.service import Service
 from engram.mcp.setup_clients import Places
 
-from .counts import collect_overview
+from .counts import collect_overview, remembered
 from .editors import EditorsController
 from .jobs import Job, Jobs
 from .models_control import ModelsController
@@ -272,11 +272,8 @@ class Desktop(QObject):
         if job.error is not None:
             text = f"{job.error.title}: {job.error.message}"
         else:
-            memories = sum(w["memories"] for w in job.result["workspaces"])
-            sources = sum(w["sources"] for w in job.result["workspaces"])
-            helper = (f" · helper: {self.engine.settings.tagger.local.model}" if self.engine.settings.recall.llm
-                      else "")
-            text = f"{memories:,} memories · {sources:,} sources · model: {self.engine.settings.embed.model}{helper}"
+            local_ai = "local AI on" if self.engine.settings.recall.llm else "local AI off"
+            text = f"Remembers {remembered(job.result)} · {local_ai}"
         if self.tray is not None:
             self.tray.set_status(text)
         self.window.overview.show_overview(job)
@@ -299,8 +296,7 @@ class Desktop(QObject):
                     warning=isinstance(exc, INPUT_ERRORS))
 
     def _job_finished(self, job: Job) -> None:
-        if isinstance(job.error, IngestCancelled) or (job.external and job.error is not None
-                                                      and job.error.title == IngestCancelled.title):
+        if isinstance(job.error, IngestCancelled):
             self.notify("Ingest cancelled", job.error.message, page="memory")
         elif job.error is not None and job.external:
             # The editor that asked was told why; here it is news, not the app's own failure.

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from PySide6.QtCore import QObject, Signal
 
 from engram.core import EngramError
+from engram.core.errors import IngestCancelled
 from engram.core.events import (
     EngineEvent,
     IngestFailed,
@@ -159,7 +160,9 @@ class Jobs(QObject):
             if ended is None or not ended.external:
                 return  # our own job ends when its work returns or raises
             if isinstance(event, IngestFailed):
-                self._finish(ended.id, error=EngramError(event.message, title=event.title))
+                error = (IngestCancelled(event.message) if event.cancelled
+                         else EngramError(event.message, title=event.title))
+                self._finish(ended.id, error=error)
             else:
                 self._finish(ended.id, result=None)
 

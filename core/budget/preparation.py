@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -76,7 +75,7 @@ class Prepared:
         return f"semantic preparation withheld ({self.withheld}); answered from the lexical and graph channels"
 
 
-def fit_tokens(embedder: Any, text: str, cap: int) -> tuple[str, int]:
+def fit_tokens(embedder: Embedder, text: str, cap: int) -> tuple[str, int]:
     """``text`` cut on a word boundary to at most ``cap`` model tokens, and its token count.
 
     Uses the embedder's ``count_tokens`` (special tokens included); a model limit below ``cap``

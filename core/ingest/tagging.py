@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import ModelError
+from ..models.providers import Provider
 from ..models.redact import redact
 
 _TEST = re.compile(r"(^|/)(tests?|spec)(/|$)|(^|/)test_[^/]*$|_test\.\w+$|\.spec\.\w+$")
@@ -66,7 +67,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def classify(provider: Any, texts: list[str], *, deadline: float) -> list[Classification | None]:
+def classify(provider: Provider, texts: list[str], *, deadline: float) -> list[Classification | None]:
     """One classification per text (``None`` where the model gave nothing valid). Never raises for model
     trouble: a timeout or a bad reply gives ``None`` for the texts concerned."""
     numbered = "\n".join(f"{i + 1}. {redact(t).text[:1500]}" for i, t in enumerate(texts))

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..errors import EngramError, InvalidArgument, NotFound
+from ..errors import EngramError, IngestCancelled, InvalidArgument, NotFound
 from ..events import (
     IngestFailed,
     IngestFinished,
@@ -237,7 +237,8 @@ def _ingest_events(scope: Scope, project: str, root: str) -> Iterator[_IngestEve
     try:
         yield events
     except EngramError as exc:
-        scope.emit(IngestFailed(events.ingest, scope.workspace, exc.title, exc.message))
+        scope.emit(IngestFailed(events.ingest, scope.workspace, exc.title, exc.message,
+                                cancelled=isinstance(exc, IngestCancelled)))
         raise
     except BaseException:
         scope.emit(IngestFailed(events.ingest, scope.workspace, "Ingest stopped",
