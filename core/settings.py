@@ -8,6 +8,7 @@ Each group is a small pydantic model; ``Settings`` holds one of each. Keys are a
 from __future__ import annotations
 
 import re
+import shlex
 import typing
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -242,6 +243,25 @@ class DesktopSettings(_Group):
         "Start the tray app when you log in (the tray app writes its login entry when it starts with this on, "
         "and writes or removes it when you change this in its window)."))
     notifications: bool = Field(True, description="Show tray notifications for finished long jobs and errors.")
+    open_with: str = Field("auto", description=(
+        "How a result's Open shows its file: auto (an editor on this computer that goes to the line, the "
+        "connected ones first, else the default app), system (the default app), or a command such as "
+        "'code --goto {file}:{line}'."))
+
+    @field_validator("open_with")
+    @classmethod
+    def _open_with(cls, value: str) -> str:
+        value = value.strip()
+        if value in ("auto", "system"):
+            return value
+        try:
+            words = shlex.split(value)
+        except ValueError as exc:
+            raise ValueError(f"the command cannot be read ({exc}); quote a path that holds spaces") from None
+        if not words or not any("{file}" in w for w in words[1:]):
+            raise ValueError("use auto, system, or a command that names the file as {file} (and the line as "
+                             "{line}), e.g. code --goto {file}:{line}")
+        return value
 
 
 class Settings(BaseModel):

@@ -91,7 +91,40 @@ async def pages(desktop: Any, out: Path, scheme: str) -> None:
                            ("settings", window.settings), ("editors", window.editors)):
             window.tabs.setCurrentWidget(page)
             await settle()
+            if name == "settings":
+                scroll = window.settings.scroll_area.verticalScrollBar()
+                scroll.setValue(0)
+                await settle()
             window.grab().save(str(out / f"{name}-{scheme}-{width}x{height}.png"))
+            if name == "settings":  # and the groups below the first screen: Search, Editors & service, Advanced
+                search = window.settings.groups["Search"]
+                scroll.setValue(search.mapTo(search.parentWidget(), search.rect().topLeft()).y())
+                await settle()
+                window.grab().save(str(out / f"settings-more-{scheme}-{width}x{height}.png"))
+
+
+async def open_memory(memory: Any) -> None:
+    """The Memory page with its workspace, a project and that project's files open, and a file selected."""
+    tree = memory.tree
+    for _ in range(300):  # the workspaces are read in the background
+        if tree.topLevelItemCount() and tree.topLevelItem(0).childCount():
+            break
+        await asyncio.sleep(0.1)
+    workspace = tree.topLevelItem(0)
+    workspace.setExpanded(True)
+    project = next((workspace.child(i) for i in range(workspace.childCount())
+                    if workspace.child(i).text(0).startswith("engram-docs")), workspace.child(0))
+    project.setExpanded(True)
+    for _ in range(300):  # its files and notes are read when it opens
+        if project.childCount() and not project.child(0).text(0).startswith("Loading"):
+            break
+        await asyncio.sleep(0.1)
+    files = project.child(0)
+    files.setExpanded(True)
+    await settle()
+    if files.childCount():
+        tree.setCurrentItem(files.child(min(2, files.childCount() - 1)))
+    await settle()
 
 
 async def shoot(out: Path) -> None:
@@ -125,6 +158,11 @@ async def shoot(out: Path) -> None:
     await wait_signal(window.ask.recall_shown)
     # The shots show the Ask page's recall: a chat needs a model that calls tools, which this machine lacks.
     window.ask.mode.setCurrentIndex(window.ask.mode.indexOf(window.ask.panel))
+    await open_memory(window.memory)
+    for _ in range(600):  # the GPU list, once detection has answered
+        if window.settings.gpu_label.text() != "Looking for GPUs…":
+            break
+        await asyncio.sleep(0.1)
     for scheme in SCHEMES:
         await pages(desktop, out, scheme)
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QAbstractButton, QLabel, QPushButton
 
+from engram.app.desktop import opener
 from engram.app.desktop.cards import ForgetTarget, ResultCard, ResultsView, found_by
 from engram.core import Engine
 from engram.core.tools.results import SearchHit
@@ -117,15 +118,35 @@ def test_a_note_shows_its_date_and_hides_open_and_show_in_folder(qtbot: Any, rea
     assert button(card, "Copy").isVisible() and button(card, "Forget").isVisible()
 
 
-def test_open_and_show_in_folder_hand_the_file_and_its_folder_to_the_desktop(
-        qtbot: Any, real_engine: Engine, filled: dict[str, str], opened: list[QUrl]) -> None:
+def test_without_an_editor_that_takes_a_line_open_and_show_in_folder_hand_the_file_to_the_desktop(
+        qtbot: Any, real_engine: Engine, filled: dict[str, str], opened: list[QUrl],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(opener.shutil, "which", lambda program: None)  # no code editor on this computer
     card = ResultCard.for_memory(hit(real_engine, "backup schedule", "chunk"), "backup")
     qtbot.addWidget(card)
     card.show()
     assert button(card, "Open").isEnabled() and button(card, "Show in folder").isEnabled()
-    button(card, "Open").click()
+    with qtbot.waitSignal(card.opened) as said:
+        button(card, "Open").click()
     button(card, "Show in folder").click()
     assert [u.toLocalFile() for u in opened] == [filled["backup"], str(Path(filled["backup"]).parent)]
+    assert said.args[0] == f"Opened {filled['backup']}."  # its passage starts at the top
+
+
+def test_open_goes_to_the_passages_line_through_the_views_opener(qtbot: Any, real_engine: Engine,
+                                                                 filled: dict[str, str]) -> None:
+    asked: list[tuple[str, int]] = []
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.opener = lambda file, line: asked.append((file, line)) or f"Opened {file} at line {line}."
+    said: list[str] = []
+    view.opened.connect(said.append)
+    result = real_engine.call("search", {"query": "restore a backup"}).result
+    view.show_search(result, "restore a backup")
+    card = next(c for c in view.cards if c.memory is not None and c.memory.kind == "chunk")
+    button(card, "Open").click()
+    assert asked == [(filled["backup"], card.memory.start_line)] and said == [f"Opened {filled['backup']} at line "
+                                                                               f"{card.memory.start_line}."]
 
 
 def test_open_is_disabled_once_the_file_is_gone(qtbot: Any, real_engine: Engine, filled: dict[str, str]) -> None:
@@ -271,3 +292,14 @@ def test_a_view_800_px_wide_needs_no_horizontal_scrollbar(qtbot: Any, real_engin
     qtbot.waitUntil(lambda: second.y() > first.geometry().bottom() > 0, timeout=5000)  # laid out
     assert not view.horizontalScrollBar().isVisible()
     assert view.widget().width() <= view.viewport().width()
+
+
+def test_a_card_shows_markup_as_the_words_it_marks_and_copies_the_text_as_stored() -> None:
+    from engram.app.desktop.cards import readable
+
+    text = ("## Run budget (`recall.run_budget`)\n\n| key | default |\n|---|---|\n| **max_queries** | 8 |\n\n"
+            "```bash\nengram config set x 1\n```\nSee :ref:`the docs <docs-x>` and ``QuerySet.filter()``; "
+            "a * b stays, and so do __init__ and **kwargs.\n=====\n> quoted")
+    assert readable(text).split() == (
+        "Run budget (recall.run_budget) key · default max_queries · 8 engram config set x 1 See the docs and "
+        "QuerySet.filter(); a * b stays, and so do __init__ and **kwargs. quoted").split()

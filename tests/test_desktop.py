@@ -29,7 +29,7 @@ from engram.app.desktop.instance import InstanceServer, ask_running_instance
 from engram.app.desktop.settings_page import SECTIONS
 from engram.app.desktop.welcome import MARKER
 from engram.core import Paths
-from engram.core.errors import ModelError
+from engram.core.errors import IngestCancelled, ModelError
 from engram.core.settings_file import load_settings
 from engram.mcp.service_files import read_info
 from engram.mcp.setup_clients import Places
@@ -41,12 +41,12 @@ ENGRAM = [sys.executable, "-m", "engram.app"]
 
 # A valid and (where the key has one) a refused value for every key the Settings page edits.
 VALUES: dict[str, tuple[str, str | None]] = {
-    "recall.llm_timeout_sec": ("45.0", "0.5"),
+    "recall.llm_timeout_sec": ("45", "0.5"),
     "recall.max_chars": ("5000", "99999"),
     "search.max_chars": ("3000", "many"),
     "recall.run_budget.max_queries": ("8", "0"),
     "recall.run_budget.max_rounds": ("3", "many"),
-    "recall.run_budget.deadline_sec": ("20.0", "0.01"),
+    "recall.run_budget.deadline_sec": ("20", "0.01"),
     "recall.run_budget.max_tokens_per_query": ("128", "-1"),
     "search.limit": ("15", "0"),
     "search.weight_semantic": ("0.8", "heavy"),
@@ -67,16 +67,22 @@ VALUES: dict[str, tuple[str, str | None]] = {
     "chat.remote_model": ("qwen3:4b", None),
     "chat.n_ctx": ("16384", "10"),
     "chat.max_tokens": ("2048", "1"),
-    "chat.research_timeout_sec": ("120.0", "1.0"),
+    "chat.research_timeout_sec": ("120", "1"),
     "chat.research_token_budget": ("32768", "5"),
     "chat.research_no_progress_rounds": ("3", "0"),
-    "chat.answer_timeout_sec": ("60.0", "1.0"),
+    "chat.answer_timeout_sec": ("60", "1"),
+    "desktop.open_with": ("code --goto {file}:{line}", "code --goto"),
 }
 
 
 @pytest.fixture
 def home(desktop_home: Path) -> Path:
     return desktop_home
+
+
+def as_typed(value: Any) -> str:
+    """A saved value as the page shows it: ``45`` for 45.0 seconds, ``0.8`` for a weight."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() and value >= 1 else str(value)
 
 
 def saved(paths: Paths, key: str) -> Any:
@@ -101,7 +107,7 @@ def test_every_setting_on_the_page_is_saved_and_refused_values_are_not(make_desk
         good, bad = VALUES[key]
         enter(row, good)
         settle(desktop, qtbot)
-        assert str(saved(paths, key)) == good, key
+        assert as_typed(saved(paths, key)) == good, key
         assert row.error.isHidden(), key
         if bad is None:
             continue
@@ -114,7 +120,7 @@ def test_every_setting_on_the_page_is_saved_and_refused_values_are_not(make_desk
             assert not row.error.isHidden(), f"{key}: a refused value shows why"
             assert key in row.error.text() and row.error.text(), key
         assert paths.settings_file.read_bytes() == file_before, f"{key}: nothing written"
-        assert str(saved(paths, key)) == good
+        assert as_typed(saved(paths, key)) == good
     assert desktop.engine.settings.search.limit == 15, "saved values reach the running engine"
     assert "after Engram restarts" in page.rows["service.port"].note.text()
 
@@ -202,7 +208,7 @@ def test_a_helper_model_downloads_from_the_settings_page_with_progress(make_desk
     job = done.args[0]
     assert job.error is None and job.percent == 100 and "3,000,000 bytes" in job.result
     assert "downloaded at" in page.model_state.text() and page.model_progress.isHidden()
-    assert "Custom model: used as it is, unverified." in page.model_state.text()
+    assert "Your own model: used as it is, not checked." in page.model_state.text()
     assert page.verify_button.isEnabled() and page.remove_button.isEnabled()
     assert Path(desktop.engine.model_files().status(page._model_entry()).path).read_bytes() == blob
     with qtbot.waitSignal(desktop.jobs.finished, timeout=30_000, check_params_cb=lambda j: j.title.startswith("Remove")):
@@ -274,6 +280,27 @@ def test_an_editors_ingest_that_fails_ends_its_job_in_the_tray(make_desktop: Any
     assert desktop.state != "indexing" and desktop.window.overview.job_row(job.id) is None
 
 
+def test_an_editors_ingest_cancelled_in_the_app_is_told_as_cancelled(make_desktop: Any, home: Path, qtbot: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    desktop = make_desktop()
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(desktop, "notify", lambda title, message, **_: shown.append((title, message)))
+    folder = write_tree(home / "notes", {f"n{i:02}.md": f"# Note {i}\n\nTopic {i}." for i in range(60)})
+    desktop.engine.pause_indexing()  # the editor's ingest holds after its first batch
+    editor = threading.Thread(target=lambda: pytest.raises(IngestCancelled, desktop.engine.call, "ingest_path",
+                                                           {"path": str(folder), "project": "notes"}))
+    with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda job: job.external) as done:
+        editor.start()
+        qtbot.waitUntil(lambda: bool(desktop.engine.running_ingests()), timeout=30_000)
+        (ingest,) = desktop.engine.running_ingests()
+        assert desktop.engine.cancel_ingest(ingest)
+    editor.join()
+    desktop.engine.resume_indexing()
+    job = done.args[0]
+    assert isinstance(job.error, IngestCancelled), "the typed event says cancelled, not a failure"
+    assert shown and shown[-1][0] == "Ingest cancelled"
+
+
 def test_memories_an_editor_stores_are_counted_once_writes_go_quiet(make_desktop: Any, qtbot: Any) -> None:
     desktop = make_desktop()
     desktop._recount.setInterval(500)
@@ -282,7 +309,7 @@ def test_memories_an_editor_stores_are_counted_once_writes_go_quiet(make_desktop
     stores = threading.Thread(target=lambda: [desktop.engine.call("store", {"content": f"Exchange {i} of a chat."})
                                               for i in range(5)])
     with qtbot.waitSignal(desktop.status_changed, timeout=30_000,
-                          check_params_cb=lambda text: text.startswith("5 memories")):
+                          check_params_cb=lambda text: text.startswith("Remembers 5 notes")):
         stores.start()
     stores.join()
     assert len(counted) < 5, f"quick writes are recounted once they pause, not once each: {counted}"
@@ -299,13 +326,13 @@ def test_home_says_in_one_sentence_what_is_remembered_and_who_uses_it(make_deskt
         desktop.ingest_folder(str(folder))
     desktop.engine.call("store", {"content": "The on-call lead approves rollbacks."})
     # (the ingest's own recount may still be in flight: wait for the one that counts the note)
-    with qtbot.waitSignal(desktop.status_changed, timeout=30_000, check_params_cb=lambda t: t.startswith("3 ")):
+    with qtbot.waitSignal(desktop.status_changed, timeout=30_000, check_params_cb=lambda t: t.startswith("Remembers 2 passages from 2 files and 1 note")):
         desktop.refresh()
     settle(desktop, qtbot)
     assert desktop.window.overview.state.text() == (
         "Engram remembers 2 passages from 2 files and 1 note · 1 editor connected · local AI off")
     desktop.engine.call("store", {"content": "A long note " + "about deploys and rollbacks " * 20})
-    with qtbot.waitSignal(desktop.status_changed, timeout=30_000, check_params_cb=lambda t: t.startswith("4 ")):
+    with qtbot.waitSignal(desktop.status_changed, timeout=30_000, check_params_cb=lambda t: "and 2 notes" in t):
         desktop.refresh()
     desktop.show_window()
     desktop.window.resize(800, 600)
@@ -383,7 +410,7 @@ def test_the_tray_menu_actions(make_desktop: Any, home: Path, tmp_path: Path, qt
     with qtbot.waitSignal(desktop.status_changed, timeout=30_000) as status:
         desktop.refresh()
     assert status.args[0] == tray.status_action.text()
-    assert "0 memories · 0 sources · model: all-minilm-l6-v2" in status.args[0]
+    assert status.args[0] == "Remembers nothing yet · local AI off"
 
     tray.open_action.trigger()
     assert desktop.window.isVisible()
@@ -777,16 +804,34 @@ def test_every_control_of_every_page_has_an_accessible_name(make_desktop: Any, q
     desktop.show_window()
     settle(desktop, qtbot)
     window = desktop.window
-    nameless, checked = [], 0
-    for index in range(window.tabs.count()):
-        window.tabs.setCurrentIndex(index)
-        qtbot.wait(50)
-        for widget in _interactive(window):
+    nameless: list[str] = []
+    checked = 0
+
+    def check(where: str, top: Any) -> None:
+        nonlocal checked
+        for widget in _interactive(top):
             checked += 1
             face = QAccessible.queryAccessibleInterface(widget)
             name = face.text(QAccessible.Text.Name) if face is not None else ""
             if not name.strip():
-                nameless.append(f"{window.tabs.tabText(index)}: {type(widget).__name__} {widget.objectName()!r} "
+                nameless.append(f"{where}: {type(widget).__name__} {widget.objectName()!r} "
                                 f"{getattr(widget, 'text', lambda: '')()!r} tooltip {widget.toolTip()!r}")
+
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        qtbot.wait(50)
+        if window.tabs.widget(index) is window.ask:  # both of Ask's tabs: chat and recall
+            for mode in range(window.ask.mode.count()):
+                window.ask.mode.setCurrentIndex(mode)
+                qtbot.wait(50)
+                check(f"Ask › {window.ask.mode.tabText(mode)}", window)
+        else:
+            check(window.tabs.tabText(index), window)
+    desktop.show_welcome()
+    for step in range(3):  # the first run's steps
+        desktop.welcome.go(step)
+        qtbot.wait(50)
+        check(f"Welcome step {step + 1}", desktop.welcome)
+    desktop.welcome.reject()
     assert checked > 40, f"only {checked} controls were found to check"
     assert not nameless, "controls a screen reader cannot name:\n" + "\n".join(nameless)

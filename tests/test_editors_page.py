@@ -112,6 +112,7 @@ def test_a_not_found_editors_button_is_disabled_and_says_why(make_desktop: Any, 
     button = page.buttons["vscode"]
     assert not button.isEnabled() and button.text() == "Connect"
     assert button.toolTip() == "VS Code was not found on this computer."
+    assert page.cards["vscode"].details.isHidden(), "no settings file is named for an editor that is not there"
 
 
 def test_every_control_and_state_has_an_accessible_name_and_tab_follows_the_cards(make_desktop: Any,

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QMessageBox, QPushButton, 
 
 from .cards import ForgetTarget, ResultsView, ask_to_forget
 from .jobs import Job
+from .opener import open_at_line
 
 if TYPE_CHECKING:
     from .desktop import Desktop
@@ -48,8 +49,15 @@ class QuestionPanel(QWidget):
         self.results = ResultsView()
         self.results.show_message(empty)
         self.results.forget_requested.connect(self.confirm_forget)
+        self.results.opener = self.open_file
+        self.results.opened.connect(lambda text: self.desktop.window.statusBar().showMessage(text, 10000))
         layout.addWidget(self.results, 1)
         self.confirm: QMessageBox | None = None
+
+    def open_file(self, file: str, line: int) -> str:
+        """Open ``file`` at ``line`` as ``desktop.open_with`` says, the connected editors first."""
+        connected = [name for name, state in self.desktop.editors.states.items() if state.connected]
+        return open_at_line(file, line, self.desktop.engine.settings.desktop.open_with, connected)
 
     def ask(self) -> None:
         """Run the tool on the box's text in the background; the cards follow."""

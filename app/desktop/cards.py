@@ -39,6 +39,8 @@ from engram.core.tools.formats import where as source_and_lines
 from engram.core.tools.render import excerpt, query_terms
 from engram.core.tools.results import Memory, SearchResult
 
+from .opener import open_at_line
+
 #: Cards shown at first, and added each time the view is scrolled to its bottom.
 PAGE = 20
 SNIPPET_CHARS = 240
@@ -53,6 +55,16 @@ STOP_WORDS = frozenset(
     "only very some such each other more most much many your yours him she off too per via".split())
 NOTE_KINDS = ("note", "exchange")
 _LONG_RUN = re.compile(r"(\S{30})(?=\S)")
+# Markup a card shows as the words it marks: rules and table borders, fences, heading marks, emphasis, code
+# marks, RST roles (the copy keeps the text exactly as stored).
+_RULE_LINE = re.compile(r"^\s*(?:[|+:\-=_*~#`^ ]*[-=_*~`^]{3,}[|+:\-=_*~#`^ ]*)$", re.M)
+_HEADING_MARK = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?)", re.M)
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`([^`<]*?)(?:\s*<[^`>]*>)?`")
+_FENCE = re.compile(r"^\s*(?:```|~~~).*$", re.M)
+_EMPHASIS = re.compile(r"(\*\*|``|`)(?=[^\s*`])([^*`\n]+?)(?<=[^\s*`])\1")
+_CELL = re.compile(r"\s*\|\s*")
+#: Opens a file at a line and says what it did in a sentence (``opener.open_at_line`` with the settings).
+Opener = Callable[[str, int], str]
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,7 @@ class CardText:
     copy: str
     terms: tuple[str, ...] = ()
     file: str = ""
+    line: int = 1
     target: ForgetTarget | None = None
     memory: Memory | None = field(default=None, compare=False)
 
@@ -105,12 +118,28 @@ def highlight(text: str, terms: Sequence[str]) -> str:
     return "".join(f"<b>{html.escape(p)}</b>" if i % 2 else html.escape(p) for i, p in enumerate(parts))
 
 
+def readable(text: str) -> str:
+    """``text`` without the markup a person reads past: ``**bold**`` → bold, ``## Title`` → Title, table
+    rows as cells joined by " · ", rules, table borders and code fences left out (Markdown and RST)."""
+    text = _FENCE.sub("", _RULE_LINE.sub("", text))
+    text = _HEADING_MARK.sub("", text)
+    text = _ROLE.sub(r"\1", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    lines = []
+    for line in text.splitlines():
+        if "|" in line and line.strip().startswith("|"):
+            line = " · ".join(cell for cell in _CELL.split(line.strip().strip("|").strip()) if cell)
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def memory_text(memory: Memory, query: str = "", found: str = "") -> CardText:
     """A note's or a file passage's card: its title, where it is from, an excerpt near ``query``'s words."""
     terms = bold_terms(query)
-    first = next((line.strip() for line in memory.content.splitlines() if line.strip()), "")
-    title = _short(memory.title or first or memory.path or memory.source, TITLE_CHARS)
-    snippet = " ".join(excerpt(memory.content, SNIPPET_CHARS, terms).split())
+    shown = readable(memory.content)
+    first = next((line.strip() for line in shown.splitlines() if line.strip()), "")
+    title = _short(readable(memory.title) or first or memory.path or memory.source, TITLE_CHARS)
+    snippet = " ".join(excerpt(shown, SNIPPET_CHARS, terms).split())
     if memory.kind in NOTE_KINDS or not memory.source:
         where = f"{memory.kind} · {memory.updated_at.date().isoformat()}"
         return CardText(title, where, snippet, found, memory.content, terms, memory=memory,
@@ -118,7 +147,7 @@ def memory_text(memory: Memory, query: str = "", found: str = "") -> CardText:
     name = memory.path or memory.source
     where = f"{name} · lines {memory.start_line}–{memory.end_line}" if memory.end_line else name
     return CardText(title, where, snippet, found, f"{source_and_lines(memory)}\n\n{memory.content}", terms,
-                    file=_file_of(memory.source), memory=memory,
+                    file=_file_of(memory.source), line=memory.start_line or 1, memory=memory,
                     target=ForgetTarget({"source": memory.source}, name, "source"))
 
 
@@ -147,9 +176,11 @@ class ResultCard(QFrame):
     and Open, Copy, Show in folder and Forget (Open and Show in folder only for a file)."""
 
     forget_requested = Signal(object)  # ForgetTarget
+    opened = Signal(str)  # what Open did, in a sentence
 
     def __init__(self, text: CardText, number: int | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.opener: Opener = lambda file, line: open_at_line(file, line, "auto")
         self.memory = text.memory
         self.target = text.target
         self.snippet_text = text.snippet
@@ -171,7 +202,8 @@ class ResultCard(QFrame):
         name = Path(text.file).name if text.file else _short(text.title, 40)
         exists = bool(text.file) and Path(text.file).is_file()  # a stat: the file may have moved since
         self.open_button = self._button(row, "Open", f"Open {name}",
-                                        "Open the file in the app your computer uses for it", self.open_file)
+                                        "Open the file at this passage's line in your code editor (Settings: "
+                                        "“Open a result's file with”)", self.open_file)
         self.copy_button = self._button(row, "Copy", f"Copy {name}",
                                         "Copy the text (a file's with its path and lines) to the clipboard", self.copy)
         self.folder_button = self._button(row, "Show in folder", f"Show {name} in its folder",
@@ -203,9 +235,9 @@ class ResultCard(QFrame):
         return cls(evidence_text(item, query), number)
 
     def open_file(self) -> None:
-        """Open the card's file with the app the desktop uses for it."""
+        """Open the card's file at its passage's line (``opener``); ``opened`` says how."""
         if self._text.file:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(self._text.file))
+            self.opened.emit(self.opener(self._text.file, self._text.line))
 
     def show_folder(self) -> None:
         """Open the folder that holds the card's file."""
@@ -249,9 +281,11 @@ class ResultsView(QScrollArea):
     ``PAGE`` more each time it is scrolled to the bottom."""
 
     forget_requested = Signal(object)  # ForgetTarget, from any card
+    opened = Signal(str)  # what a card's Open did
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.opener: Opener | None = None  # the cards' (their own default when None)
         self.setWidgetResizable(True)
         self.setAccessibleName("Results")
         body = QWidget()
@@ -317,6 +351,9 @@ class ResultsView(QScrollArea):
         for make in page:
             card = make()
             card.forget_requested.connect(self.forget_requested)
+            card.opened.connect(self.opened)
+            if self.opener is not None:
+                card.opener = self.opener
             self._layout.insertWidget(self._layout.count() - 1, card)  # above the stretch
             self.cards.append(card)
 

@@ -35,15 +35,20 @@ def count_of(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
-def state_sentence(overview: dict[str, Any], editors_connected: int, local_ai: bool) -> str:
-    """The Home page's one sentence: what Engram remembers, how many editors use it, whether local AI is on."""
+def remembered(overview: dict[str, Any]) -> str:
+    """What is remembered, in words: ``2,025 passages from 69 files and 3 notes``, ``5 notes``, ``nothing yet``."""
     passages = sum(w.get("passages", 0) for w in overview["workspaces"])
     notes = sum(w.get("notes", 0) for w in overview["workspaces"])
     files = sum(w.get("sources", 0) for w in overview["workspaces"])
-    if passages or notes:
-        held = (f"Engram remembers {count_of(passages, 'passage', 'passages')} from {count_of(files, 'file', 'files')}"
-                f" and {count_of(notes, 'note', 'notes')}")
-    else:
-        held = "Engram remembers nothing yet"
+    parts = []
+    if passages:
+        parts.append(f"{count_of(passages, 'passage', 'passages')} from {count_of(files, 'file', 'files')}")
+    if notes:
+        parts.append(count_of(notes, "note", "notes"))
+    return " and ".join(parts) or "nothing yet"
+
+
+def state_sentence(overview: dict[str, Any], editors_connected: int, local_ai: bool) -> str:
+    """The Home page's one sentence: what Engram remembers, how many editors use it, whether local AI is on."""
     editors = count_of(editors_connected, "editor", "editors") + " connected"
-    return f"{held} · {editors} · local AI {'on' if local_ai else 'off'}"
+    return f"Engram remembers {remembered(overview)} · {editors} · local AI {'on' if local_ai else 'off'}"

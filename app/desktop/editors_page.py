@@ -41,7 +41,7 @@ WORDS = {"configured": "Connected", "exists": "Installed — not connected", "in
 
 _Icon = QStyle.StandardPixmap
 ICONS = {"configured": _Icon.SP_DialogApplyButton, "exists": _Icon.SP_MessageBoxInformation,
-         "installed": _Icon.SP_MessageBoxInformation, "not found": _Icon.SP_DialogCancelButton}
+         "installed": _Icon.SP_MessageBoxInformation, "not found": _Icon.SP_ComputerIcon}
 
 INTRO = ("Connect an editor to let its AI assistant search your Engram memory and add to it, all on this computer. "
          "Connecting adds Engram to the editor's settings file (the old file is kept as a copy). Then restart the "
@@ -116,7 +116,8 @@ class EditorCard(QFrame):
         self._draw_icon()
         if state is not None:
             self.details.setText(f"Settings file: {state.path}")
-        self.details.setVisible(state is not None)
+        # An editor not on this computer has no settings file to look at: its path would only puzzle.
+        self.details.setVisible(state is not None and state.state != "not found")
         verb = "Disconnect" if state is not None and state.connected else "Connect"
         self.button.setText(busy or verb)
         self.button.setAccessibleName(f"{busy.removesuffix('…')} {self.label}…" if busy else f"{verb} {self.label}")

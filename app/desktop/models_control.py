@@ -24,11 +24,11 @@ ACTIONS = ("download", "verify", "remove")
 
 #: How a helper model is pinned, in a sentence for the model row.
 PINNING_SENTENCES = {
-    "hash": "Pinned by hash: Engram's manifest holds its SHA256; the file is checked against it when it arrives "
-            "and whenever it changes.",
-    "revision": "Pinned by revision only: Engram's manifest has no SHA256 for it; the hub's hash for the pinned "
-                "commit is recorded at the first download and checked from then on.",
-    "none": "Custom model: used as it is, unverified.",
+    "hash": "Pinned by hash: the file is checked against the fingerprint Engram ships with, when it arrives and "
+            "whenever it changes.",
+    "revision": "Pinned by revision only: Engram ships no fingerprint for it, so the one the download site gives is "
+                "recorded at the first download and checked from then on.",
+    "none": "Your own model: used as it is, not checked.",
 }
 
 

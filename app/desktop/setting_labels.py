@@ -8,15 +8,15 @@ from __future__ import annotations
 
 #: The page's groups in order, each with the keys it edits in order.
 PAGE_GROUPS: list[tuple[str, list[str]]] = [
-    ("General", ["desktop.start_at_login", "desktop.notifications"]),
+    ("General", ["desktop.start_at_login", "desktop.notifications", "desktop.open_with"]),
     ("Local AI", ["recall.llm", "recall.llm_timeout_sec", "tagger.llm", "summarizer.enabled", "tagger.local.model",
                   "tagger.local.threads", "tagger.local.batch", "model.gpu_device", "chat.local_model",
                   "chat.tool_format"]),
     ("Search", ["search.limit", "search.weight_semantic", "search.weight_lexical", "search.weight_graph",
-                "search.max_chars", "recall.max_chars"]),
+                "search.max_chars", "recall.max_chars", "recall.run_budget.enabled", "recall.run_budget.max_queries",
+                "recall.run_budget.max_rounds", "recall.run_budget.deadline_sec"]),
     ("Editors & service", ["service.port"]),
-    ("Advanced", ["tagger.llm_provider", "tagger.base_url", "tagger.remote_model", "recall.run_budget.enabled",
-                  "recall.run_budget.max_queries", "recall.run_budget.max_rounds", "recall.run_budget.deadline_sec",
+    ("Advanced", ["tagger.llm_provider", "tagger.base_url", "tagger.remote_model",
                   "recall.run_budget.max_tokens_per_query", "chat.provider", "chat.base_url", "chat.remote_model",
                   "chat.n_ctx", "chat.max_tokens", "chat.research_timeout_sec", "chat.research_token_budget",
                   "chat.research_no_progress_rounds", "chat.answer_timeout_sec"]),
@@ -26,6 +26,7 @@ PAGE_GROUPS: list[tuple[str, list[str]]] = [
 LABELS: dict[str, str] = {
     "desktop.start_at_login": "Start Engram when I log in",
     "desktop.notifications": "Notify me when long jobs finish or fail",
+    "desktop.open_with": "Open a result's file with",
     "recall.llm": "Let local AI plan and answer recalls",
     "recall.llm_timeout_sec": "Time a recall may take",
     "tagger.llm": "Let local AI tag new memories (type, domain, topics)",

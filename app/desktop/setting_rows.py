@@ -1,4 +1,4 @@
-"""The Settings page's widgets for single keys: one editable row, and the read-only list of every key.
+"""The Settings page's editable row for one key.
 
 A row shows its plain label (``setting_labels``), the raw key in its tooltip, the control that fits the
 key's type, a note (what it does, where it comes from, whether it needs a restart) and the model's message
@@ -8,12 +8,12 @@ slider with its value beside it for a search weight; a spin box for a number, it
 its range the model's bounds; a text field for the rest. Numbers are saved when the person leaves the
 field or pauses on a slider, never per keystroke. Values leave the row as text: the settings controller
 validates them with the same model as ``engram config set``, so a refusal explains itself under the row.
-Colours come from the palette (a dark one gets a lighter red) and follow it when it changes.
+Colours come from the palette (a dark one gets a lighter red) and follow it when it changes. The read-only
+list of every key is ``every_setting``.
 """
 
 from __future__ import annotations
 
-import html
 import typing
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -34,8 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engram.core.settings import GROUPS, describe_key, setting_keys, split_key
-from engram.core.settings_file import LoadedSettings, env_name
+from engram.core.settings import GROUPS, describe_key, split_key
+from engram.core.settings_file import env_name
 
 from .setting_labels import LABELS, UNITS
 from .settings_control import as_text as _text
@@ -90,7 +89,10 @@ def decimals_of(value: float) -> int:
 
 def float_text(value: float, decimals: int = 6) -> str:
     """``value`` as a person writes it: ``45.0``, ``0.8`` (no ``0.8000000000000002``)."""
-    text = f"{value:.{decimals}f}".rstrip("0")
+    text = f"{value:.{decimals}f}"
+    if "." not in text:
+        return text
+    text = text.rstrip("0")
     return text + "0" if text.endswith(".") else text
 
 
@@ -117,7 +119,8 @@ def palette_changed(event: QEvent) -> bool:
     return event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
 
 
-def _wrapped(text: str = "") -> QLabel:
+def wrapped(text: str = "") -> QLabel:
+    """A word-wrapped label."""
     label = QLabel(text)
     label.setWordWrap(True)
     return label
@@ -184,7 +187,7 @@ class SettingRow(QWidget):
             self.editor = text = QLineEdit()
             text.editingFinished.connect(lambda: self.save(text.text()))
         if not isinstance(self.editor, QCheckBox):
-            self.label = label = _wrapped(words)
+            self.label = label = wrapped(words)
             label.setBuddy(self.editor)
             # A wrapped label's size hint is narrow enough to break even a short label in two: keep a short
             # one on one line, and break a long one only past about 24 characters.
@@ -201,9 +204,9 @@ class SettingRow(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 4)
         layout.addLayout(line)
-        self.note = _wrapped()
+        self.note = wrapped()
         layout.addWidget(self.note)
-        self.error = _wrapped()
+        self.error = wrapped()
         self.error.hide()
         layout.addWidget(self.error)
         self._colour()
@@ -235,7 +238,7 @@ class SettingRow(QWidget):
             spin.setRange(int(low), int(high))
         else:
             spin = DoubleSpinBox()
-            decimals = max(2, decimals_of(default))
+            decimals = decimals_of(default)  # 30 seconds, not 30.00; a finer bound or value adds its decimals
             low, high = number_range(self.key, decimals)
             decimals = max(decimals, decimals_of(low), decimals_of(high))
             spin.setDecimals(decimals)
@@ -367,36 +370,4 @@ class SettingRow(QWidget):
     def changeEvent(self, event: QEvent) -> None:
         if palette_changed(event):
             self._colour()
-        super().changeEvent(event)
-
-
-class EverySetting(QGroupBox):
-    """Every key of the settings, read-only, as ``key = value`` with its description: nothing is hidden."""
-
-    def __init__(self) -> None:
-        super().__init__("Every setting (change the ones not above with engram config set KEY VALUE)")
-        layout = QVBoxLayout(self)
-        self.lines: dict[str, QLabel] = {}
-        self._shown: dict[str, tuple[Any, str]] = {}
-        for key in setting_keys():
-            line = self.lines[key] = _wrapped()
-            line.setTextFormat(Qt.TextFormat.RichText)
-            line.setToolTip(key)
-            layout.addWidget(line)
-
-    def show_values(self, loaded: LoadedSettings) -> None:
-        for key in self.lines:
-            self.show_value(key, loaded.value(key), loaded.origins.get(key, "default"))
-
-    def show_value(self, key: str, value: Any, origin: str) -> None:
-        self._shown[key] = (value, origin)
-        where = {"env": f" (from {env_name(key)})", "file": " (set)"}.get(origin, "")
-        self.lines[key].setText(
-            f"<b>{html.escape(key)}</b> = {html.escape(_text(value))}{where}<br>"
-            f"<span style='color: {note_colour(self)}'>{html.escape(describe_key(key)['description'])}</span>")
-
-    def changeEvent(self, event: QEvent) -> None:
-        if palette_changed(event):
-            for key, (value, origin) in list(self._shown.items()):
-                self.show_value(key, value, origin)
         super().changeEvent(event)

@@ -35,9 +35,10 @@ from engram.core.manifest import ModelEntry, load_manifest
 from engram.core.models.providers import is_local_inference
 
 from .. import keys
+from .every_setting import EverySetting
 from .models_control import ModelsController
 from .setting_labels import PAGE_GROUPS
-from .setting_rows import GPU_WORDS, EverySetting, SettingRow, error_colour, palette_changed
+from .setting_rows import GPU_WORDS, SettingRow, error_colour, palette_changed, wrapped
 from .settings_control import Refused, Saved
 
 if TYPE_CHECKING:
@@ -52,12 +53,6 @@ def _form(box: QGroupBox) -> QFormLayout:
     form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
     form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
     return form
-
-
-def _wrapped(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    return label
 
 
 class SettingsPage(QWidget):
@@ -89,13 +84,16 @@ class SettingsPage(QWidget):
             box = self.groups[title] = QGroupBox(title)
             form = _form(box)
             if title == "Local AI":
-                self.llm_state = _wrapped()
-                form.addRow(_wrapped("Local inference"), self.llm_state)
+                self.llm_state = wrapped()
+                form.addRow(wrapped("Local inference"), self.llm_state)
             for key in section_keys:
                 if key == "tagger.local.model":  # a custom model can be typed in
                     row = SettingRow(self, key, [(i, i) for i in helper_ids], editable=True)
                 elif key == "chat.local_model":  # the chat models, those this computer cannot hold disabled
                     row = self._chat_model_row(key, [e for e in manifest if {"helper", "chat-large"} & set(e.roles)])
+                elif key == "desktop.open_with":  # in words; a command of one's own can be typed in
+                    row = SettingRow(self, key, [("An editor that goes to the line (automatic)", "auto"),
+                                                 ("The app my computer uses for the file", "system")], editable=True)
                 elif key == "model.gpu_device":  # in words; the GPUs found are added by show_gpus
                     row = SettingRow(self, key, [(words, raw) for raw, words in GPU_WORDS.items()])
                 else:
@@ -106,10 +104,10 @@ class SettingsPage(QWidget):
                 else:
                     form.addRow(row.label, row)
                 if key == "tagger.local.model":
-                    form.addRow(_wrapped("Model file"), self._model_box())
+                    form.addRow(wrapped("Model file"), self._model_box())
                 if key == "model.gpu_device":
-                    self.gpu_label = _wrapped("Looking for GPUs…")
-                    form.addRow(_wrapped("GPUs found"), self.gpu_label)
+                    self.gpu_label = wrapped("Looking for GPUs…")
+                    form.addRow(wrapped("GPUs found"), self.gpu_label)
             if title == "Advanced":
                 form.addRow(self._keys_box())
                 self.every_setting = EverySetting()
@@ -164,10 +162,10 @@ class SettingsPage(QWidget):
     # ---------------------------------------------------- recall.llm state
 
     def explain_llm(self) -> None:
-        """Say what recall.llm does and whether it can be on (local provider? model present?)."""
+        """Say what local AI does for recall (``recall.llm``) and whether it can be on (local provider? model present?)."""
         s = self.desktop.engine.settings
-        what = ("With recall.llm on, recall asks the helper model to plan extra searches and to condense the "
-                "evidence into an answer that cites it; without it, recall returns the evidence itself. ")
+        what = ("When local AI plans and answers recalls, the helper model plans extra searches and condenses the "
+                "evidence into an answer that cites it; otherwise a recall returns the evidence itself. ")
         if not is_local_inference(s.tagger.llm_provider, s.tagger.base_url):
             why = (f"It cannot be on now: the helper model runs at {s.tagger.llm_provider}"
                    f"{' (' + s.tagger.base_url + ')' if s.tagger.base_url else ''}, not on this computer, and recall "
@@ -283,7 +281,7 @@ class SettingsPage(QWidget):
     def _keys_box(self) -> QGroupBox:
         box = QGroupBox("API keys of remote providers")
         layout = QVBoxLayout(box)
-        layout.addWidget(_wrapped("Kept in the OS keyring, never in the settings file."))
+        layout.addWidget(wrapped("Kept in the OS keyring, never in the settings file."))
         row = QHBoxLayout()
         self.key_provider = QComboBox()
         self.key_provider.addItems(list(keys.REMOTE_PROVIDERS))

@@ -119,8 +119,8 @@ class Welcome(QDialog):
         except EngramError:
             name, size, memory = settings.tagger.local.model, "a few GB", "a few GB of memory"
         page, layout = _page(
-            f"<b>3. Local AI is off.</b> Turned on, a model on this computer plans each recall and answers "
-            f"from your memory, citing where each part comes from. It means downloading {name} ({size}) once; "
+            f"<b>3. Local AI is {'on' if settings.recall.llm else 'off'}.</b> Turned on, a model on this computer "
+            f"plans each recall and answers from your memory, citing where each part comes from. It means downloading {name} ({size}) once; "
             f"it uses {memory} while it works and runs on this computer only (on your GPU when there is one). "
             "Nothing is sent anywhere.")
         self.local_ai_button = QPushButton("Open Local AI settings")
