@@ -1,7 +1,7 @@
 """The benchmark runner: ``python -m benchmark <suite> [options]`` (see benchmark/README.md).
 
-Suites: recall, quality, speed, mcp, models, budget, writes, recall-llm (with --model), chat (with one or more
---model), or all (neither recall-llm nor chat); ``fetch-models``
+Suites: recall, quality, speed, mcp, models, budget, writes, conversation (LoCoMo, with --data), recall-llm (with
+--model), chat (with one or more --model), or all (neither recall-llm nor chat; quality and conversation only where their data is); ``fetch-models``
 downloads the Qwen2.5-Coder GGUFs recall-llm is measured with (benchmark/bench_models.py). Each writes result.json, summary.md and its plots under
 ``benchmark/results/<suite>-<UTC timestamp>/`` (``--results`` moves them) and prints the summary.
 """
@@ -15,7 +15,8 @@ from pathlib import Path
 from .common import ROOT, Run
 
 DEFAULT_SCIFACT = ROOT.parents[1] / "shared" / "data" / "scifact.zip"
-SUITES = ("recall", "quality", "speed", "mcp", "models", "budget", "writes")
+DEFAULT_LOCOMO = ROOT.parents[1] / "shared" / "data" / "locomo-public.json"
+SUITES = ("recall", "quality", "conversation", "speed", "mcp", "models", "budget", "writes")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="Seed for every sampled choice.")
     parser.add_argument("--lookups", type=Path, default=ROOT / "django-lookups.json",
                         help="Lookups file (format of django-lookups.json) for recall, speed, recall-llm and chat.")
-    parser.add_argument("--data", type=Path, default=DEFAULT_SCIFACT, help="scifact.zip for the quality suite.")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="quality: scifact.zip (default ../shared/data/scifact.zip); conversation: a LoCoMo-format "
+                             "JSON file (default ../shared/data/locomo-public.json).")
     parser.add_argument("--model", type=Path, action="append", default=[],
                         help="recall-llm: the GGUF of the helper model to measure; chat: a chat model's GGUF (repeat "
                              "--model to measure several, one after another).")
@@ -42,10 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     run = Run(quick=args.quick, seed=args.seed, cache=args.cache.resolve(), results=args.results.resolve())
     suites = SUITES if args.suite == "all" else (args.suite,)
     for suite in suites:
-        if suite == "quality" and not args.data.is_file():
-            print(f"quality: skipped, no SciFact file at {args.data} (give --data PATH)", file=sys.stderr)
+        data = args.data or (DEFAULT_LOCOMO if suite == "conversation" else DEFAULT_SCIFACT)
+        if suite == "quality" and not data.is_file():
+            print(f"quality: skipped, no SciFact file at {data} (give --data PATH)", file=sys.stderr)
             continue
-        if suite == "recall-llm":
+        if suite == "conversation" and not data.is_file():
+            print(f"conversation: skipped, no LoCoMo file at {data} (give --data PATH)", file=sys.stderr)
+            continue
+        if suite == "conversation":
+            from .conversation import run_suite as conversation
+
+            folder = conversation(run, data)
+        elif suite == "recall-llm":
             if len(args.model) != 1 or not args.model[0].is_file():
                 parser.error("recall-llm needs one --model PATH to a GGUF file")
             from .recall_llm import run_suite as recall_llm
@@ -68,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         elif suite == "quality":
             from .quality import run_suite as quality
 
-            folder = quality(run, args.data)
+            folder = quality(run, data)
         elif suite == "speed":
             from .speed import run_suite as speed
 

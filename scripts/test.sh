@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests need (see scripts/setup-env.sh), then lints (ruff), type-checks (mypy) and runs the whole
-# test suite (pytest). Arguments go to pytest. ENGRAM_TEST_VULKAN=1 also builds llama.cpp's Vulkan backend
-# (scripts/vulkan-build.sh: about 20 minutes the first time) and runs the tests marked `vulkan` on lavapipe.
+# test suite (pytest, on ENGRAM_TEST_WORKERS worker processes, 2 by default; each test file stays on one worker, so
+# a module's shared fixtures are built once). Arguments go to pytest. ENGRAM_TEST_VULKAN=1 also builds llama.cpp's
+# Vulkan backend (scripts/vulkan-build.sh: about 11 minutes the first time on 2 cores) and runs the tests marked
+# `vulkan` on lavapipe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-env.sh test
@@ -10,6 +12,6 @@ bin=.venv/bin; [ -d .venv/Scripts ] && bin=.venv/Scripts
 bash scripts/typecheck.sh
 if [ "${ENGRAM_TEST_VULKAN:-}" = 1 ]; then
   bash scripts/vulkan-build.sh
-  exec "$bin/python" -m pytest -m "not large_model" "$@"
+  exec "$bin/python" -m pytest -n "${ENGRAM_TEST_WORKERS:-2}" --dist loadfile -m "not large_model" "$@"
 fi
-exec "$bin/python" -m pytest "$@"
+exec "$bin/python" -m pytest -n "${ENGRAM_TEST_WORKERS:-2}" --dist loadfile "$@"

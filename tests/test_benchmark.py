@@ -13,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = Path(__file__).parent / "fixtures" / "scifact-format-mini.zip"  # invented rows in SciFact's format
+LOCOMO_MINI = Path(__file__).parent / "fixtures" / "locomo-format-mini.json"  # an invented conversation, LoCoMo's format
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +59,20 @@ def test_quality_suite_quick(tmp_path: Path, cache: Path) -> None:
     assert all(0 <= c["ndcg@10"] <= 1 for c in result["configs"].values())
     assert result["published"]["MiniLM dense, BEIR leaderboard"] == 0.674
     assert (folder / "ndcg.png").exists()
+
+
+def test_conversation_suite_quick_reads_a_locomo_format_file(tmp_path: Path, cache: Path) -> None:
+    folder = run_suite(tmp_path, cache, "conversation", "--data", str(LOCOMO_MINI))
+    result = json.loads((folder / "result.json").read_text())
+    summary = result["summary"]
+    assert summary["turns"] == 48 and summary["questions"] == 6, "category 5 (no evidence) is left out"
+    assert summary["unknown_evidence_ids"] == 1, "an evidence id the conversation does not hold is counted"
+    hybrid = summary["mixes"]["hybrid (default)"]
+    assert set(hybrid["by_category"]) == {"multi-hop", "temporal", "open-domain", "single-hop"}
+    assert 0 < hybrid["overall"]["any@20"] <= 1 and hybrid["overall"]["all@5"] <= hybrid["overall"]["all@20"]
+    assert hybrid["overall"]["all@20"] <= 5 / 6, "the question with an unknown id is never found whole"
+    assert summary["store"]["n"] == 48 and hybrid["search"]["n"] == 6
+    assert (folder / "all-at-10.png").exists() and "all@10 per category" in (folder / "summary.md").read_text()
 
 
 def test_speed_suite_quick(tmp_path: Path, cache: Path) -> None:

@@ -183,10 +183,17 @@ def test_a_typed_number_is_saved_once_when_the_field_is_left(make_desktop: Any, 
     assert load_settings(paths.settings_file, environ).value("search.limit") == 23
 
     timeout = desktop.window.settings.rows["recall.llm_timeout_sec"].editor
-    type_number(qtbot, timeout, "45.5")
+    assert timeout.text() == "30 seconds", "whole seconds are shown without decimals"
+    type_number(qtbot, timeout, "45")
     settle(desktop, qtbot)
-    assert sent[-1] == ("recall.llm_timeout_sec", "45.5")
-    assert load_settings(paths.settings_file, environ).value("recall.llm_timeout_sec") == 45.5
+    assert sent[-1] == ("recall.llm_timeout_sec", "45")
+    assert load_settings(paths.settings_file, environ).value("recall.llm_timeout_sec") == 45.0
+
+    deadline = desktop.window.settings.rows["recall.run_budget.deadline_sec"].editor  # its bound is 0.1 s
+    type_number(qtbot, deadline, "12.5")
+    settle(desktop, qtbot)
+    assert sent[-1] == ("recall.run_budget.deadline_sec", "12.5")
+    assert load_settings(paths.settings_file, environ).value("recall.run_budget.deadline_sec") == 12.5
 
 
 def test_a_number_out_of_range_cannot_be_entered_and_a_refusal_shows_under_the_row(

@@ -1,0 +1,225 @@
+"""Suite `conversation`: a conversation remembered one exchange at a time, then asked about (LoCoMo).
+
+    python -m benchmark conversation --data ../shared/data/locomo-public.json
+
+Each sample of the file (LoCoMo's format: ``conversation`` with ``speaker_a``, ``speaker_b``,
+``session_N_date_time`` and ``session_N`` turns ``{speaker, dia_id, text[, blip_caption]}``; ``qa`` with
+``question``, ``evidence`` dia_ids and ``category``) gets a fresh workspace. Every turn is stored with one
+``store`` call, in order, as an agent stores it: kind ``exchange``, the speaker, the session's date as the
+time it was said, the text (and a shared photo's caption). Then each question of categories 1–4 (category
+5, adversarial, has no evidence) is searched once per channel mix, and its evidence recall is read off the
+ranking: **all@k** when every evidence turn is in the top k, **any@k** when one is (k = 5, 10, 20).
+
+Reported per channel mix, overall and per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop):
+all@k and any@k, and the latency of ``store`` and of each mix's ``search`` (p50/p95). Evidence ids the
+conversation does not hold (the data has a few typos) are counted and reported; such a question can still
+be found "any" but never "all".
+
+LoCoMo is CC BY-NC 4.0: it is read from the path given, never committed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import statistics
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from engram.core import Settings
+
+from . import plots
+from .common import Run, engine_at, machine, percentile, result_folder, write_result
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+KS = (5, 10, 20)
+MIXES: dict[str, list[str] | None] = {
+    "hybrid (default)": None,
+    "semantic only": ["semantic"],
+    "lexical only": ["lexical"],
+}
+_SESSION = re.compile(r"^session_(\d+)$")
+_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
+
+
+def parse_date(text: str) -> datetime | None:
+    """LoCoMo's session time (``1:56 pm on 8 May, 2023``) as a datetime; ``None`` when it reads otherwise."""
+    found = _DATE.search(text or "")
+    if found is None:
+        return None
+    hour, minute, half, day, month, year = found.groups()
+    try:
+        month_number = datetime.strptime(month[:3], "%b").month
+    except ValueError:
+        return None
+    hour_24 = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
+    return datetime(int(year), month_number, int(day), hour_24, int(minute))
+
+
+def turns(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every turn in the order it was said: ``{dia_id, speaker, text, session, date, date_text}``."""
+    sessions = sorted(int(m.group(1)) for key in conversation if (m := _SESSION.match(key)))
+    out: list[dict[str, Any]] = []
+    for number in sessions:
+        date_text = str(conversation.get(f"session_{number}_date_time", ""))
+        for turn in conversation[f"session_{number}"] or []:
+            text = str(turn.get("text", ""))
+            if turn.get("blip_caption"):
+                text += f" [shares a photo: {turn['blip_caption']}]"
+            out.append({"dia_id": str(turn["dia_id"]), "speaker": str(turn["speaker"]), "text": text,
+                        "session": number, "date": parse_date(date_text), "date_text": date_text})
+    return out
+
+
+def store_args(turn: dict[str, Any]) -> dict[str, Any]:
+    """The ``store`` call an agent makes for one turn."""
+    args: dict[str, Any] = {"content": f"{turn['speaker']}: {turn['text']}", "kind": "exchange",
+                            "project": "conversation", "title": f"{turn['speaker']}, {turn['date_text']}"}
+    return args
+
+
+def _ms(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50_ms": 0.0, "p95_ms": 0.0, "n": 0}
+    return {"p50_ms": round(1000 * statistics.median(values), 1), "p95_ms": round(1000 * percentile(values, 0.95), 1),
+            "n": len(values)}
+
+
+def _recall(found: list[dict[str, Any]], ks: tuple[int, ...] = KS) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k in ks:
+        n = len(found)
+        out[f"all@{k}"] = round(sum(1 for f in found if f["ranks"] and max(f["ranks"]) <= k and f["complete"]) / n, 3) \
+            if n else 0.0
+        out[f"any@{k}"] = round(sum(1 for f in found if f["ranks"] and min(f["ranks"]) <= k) / n, 3) if n else 0.0
+    return out
+
+
+def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Settings, embedder: Any) -> dict[str, Any]:
+    """Store one conversation turn by turn into a fresh workspace, then search each question per mix."""
+    folder = run.workspace(f"conversation-{index}")
+    if folder.exists():
+        shutil.rmtree(folder)
+    engine = engine_at(folder, settings, embedder=embedder)
+    try:
+        said = turns(sample["conversation"])
+        if run.quick:
+            said = said[:120]
+        by_memory: dict[str, str] = {}
+        store_times: list[float] = []
+        for turn in said:
+            started = time.perf_counter()
+            stored = engine.call("store", store_args(turn)).result
+            store_times.append(time.perf_counter() - started)
+            by_memory[stored.id] = turn["dia_id"]
+        held = set(by_memory.values())
+        questions = [q for q in sample["qa"] if q.get("category") in CATEGORIES and q.get("evidence")]
+        if run.quick:
+            questions = questions[:20]
+        results: dict[str, list[dict[str, Any]]] = {}
+        search_times: dict[str, list[float]] = {}
+        unknown = 0
+        for mix, channels in MIXES.items():
+            rows: list[dict[str, Any]] = []
+            times: list[float] = []
+            for q in questions:
+                evidence = [str(e).strip() for e in q["evidence"]]
+                args: dict[str, Any] = {"query": str(q["question"]), "limit": max(KS)}
+                if channels is not None:
+                    args["channels"] = channels
+                started = time.perf_counter()
+                hits = engine.call("search", args).result.hits
+                times.append(time.perf_counter() - started)
+                ranking = [by_memory.get(h.id) for h in hits]
+                ranks = [ranking.index(e) + 1 for e in evidence if e in ranking]
+                known = [e for e in evidence if e in held]
+                if mix == next(iter(MIXES)):
+                    unknown += len(evidence) - len(known)
+                rows.append({"category": q["category"], "ranks": ranks if len(ranks) == len(evidence) or ranks else [],
+                             "complete": len(ranks) == len(evidence), "evidence": len(evidence)})
+            results[mix] = rows
+            search_times[mix] = times
+        return {"sample": sample.get("sample_id", str(index)), "turns": len(said), "questions": len(questions),
+                "unknown_evidence_ids": unknown, "store": store_times, "search": search_times, "rows": results}
+    finally:
+        engine.close()
+
+
+def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """Evidence recall per mix (overall and per category) and latencies over every sample."""
+    mixes: dict[str, Any] = {}
+    for mix in MIXES:
+        rows = [r for s in samples for r in s["rows"][mix]]
+        by_category = defaultdict(list)
+        for r in rows:
+            by_category[r["category"]].append(r)
+        mixes[mix] = {"questions": len(rows), "overall": _recall(rows),
+                      "by_category": {CATEGORIES[c]: {"questions": len(v), **_recall(v)}
+                                      for c, v in sorted(by_category.items())},
+                      "search": _ms([t for s in samples for t in s["search"][mix]])}
+    return {"mixes": mixes, "store": _ms([t for s in samples for t in s["store"]]),
+            "turns": sum(s["turns"] for s in samples), "questions": sum(s["questions"] for s in samples),
+            "unknown_evidence_ids": sum(s["unknown_evidence_ids"] for s in samples),
+            "per_sample": [{"sample": s["sample"], "turns": s["turns"], "questions": s["questions"],
+                            **{mix: _recall(s["rows"][mix], (10,)) for mix in MIXES}} for s in samples]}
+
+
+def summary_markdown(data: Path, result: dict[str, Any]) -> str:
+    s = result["summary"]
+    lines = [f"# Conversation memory — {data.name}", "",
+             f"{len(s['per_sample'])} conversations, {s['turns']:,} turns stored one `store` call each, "
+             f"{s['questions']:,} questions of categories 1–4 ({s['unknown_evidence_ids']} evidence ids the "
+             "conversations do not hold). all@k: every evidence turn in the top k; any@k: at least one.", "",
+             "| mix | all@5 | all@10 | all@20 | any@5 | any@10 | any@20 | search p50 ms | p95 ms |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for mix, m in s["mixes"].items():
+        o = m["overall"]
+        lines.append(f"| {mix} | {o['all@5']:.3f} | {o['all@10']:.3f} | {o['all@20']:.3f} | {o['any@5']:.3f} | "
+                     f"{o['any@10']:.3f} | {o['any@20']:.3f} | {m['search']['p50_ms']} | {m['search']['p95_ms']} |")
+    lines += ["", "all@10 per category:", "",
+              "| mix | " + " | ".join(f"{c} (n)" for c in CATEGORIES.values()) + " |",
+              "|---|" + "---|" * len(CATEGORIES)]
+    for mix, m in s["mixes"].items():
+        cells = [f"{m['by_category'][c]['all@10']:.3f} ({m['by_category'][c]['questions']})"
+                 if c in m["by_category"] else "–" for c in CATEGORIES.values()]
+        lines.append(f"| {mix} | " + " | ".join(cells) + " |")
+    lines += ["", f"`store` p50 {s['store']['p50_ms']} ms, p95 {s['store']['p95_ms']} ms ({s['store']['n']:,} stores).",
+              "", "all@10 per conversation:", "", "| conversation | turns | questions | " +
+              " | ".join(MIXES) + " |", "|---|---|---|" + "---|" * len(MIXES)]
+    for p in s["per_sample"]:
+        lines.append(f"| {p['sample']} | {p['turns']} | {p['questions']} | " +
+                     " | ".join(f"{p[mix]['all@10']:.3f}" for mix in MIXES) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def run_suite(run: Run, data: Path, settings: Settings | None = None) -> Path:
+    """Measure every conversation of ``data``; returns the result folder."""
+    try:
+        samples = json.loads(data.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"conversation: cannot read {data}: {exc}") from None
+    if not isinstance(samples, list) or not all(isinstance(s, dict) and "conversation" in s and "qa" in s
+                                                for s in samples):
+        raise SystemExit(f"conversation: {data} is not a list of LoCoMo samples ({{conversation, qa}} each)")
+    if run.quick:
+        samples = samples[:1]
+    settings = settings or Settings()
+    # One copy of the bundled embedding model, loaded (and closed) by an engine of its own, serves every sample.
+    with engine_at(run.workspace("conversation-model")) as model_owner:
+        embedder = model_owner.embedder()
+        started = time.perf_counter()
+        measured = [measure_sample(run, sample, i, settings, embedder) for i, sample in enumerate(samples)]
+        seconds = time.perf_counter() - started
+    result = {"suite": "conversation", "data": str(data), "quick": run.quick, "machine": machine(),
+              "seconds": round(seconds, 1), "summary": summarize(measured)}
+    folder = result_folder(run, "conversation")
+    mixes = result["summary"]["mixes"]
+    plots.grouped_bars(folder / "all-at-10.png", "Evidence recall all@10 by category",
+                       list(CATEGORIES.values()),
+                       {mix: [m["by_category"].get(c, {}).get("all@10", 0.0) for c in CATEGORIES.values()]
+                        for mix, m in mixes.items()}, "all@10")
+    return write_result(folder, result, summary_markdown(data, result))
