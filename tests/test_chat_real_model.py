@@ -47,6 +47,7 @@ def test_a_real_model_researches_in_its_own_format_and_answers_from_what_it_read
             in prompt
         assert deploy in turn.evidence and any(isinstance(e, ToolFinished) for e in events)
         assert turn.answer and "tuesday" in turn.answer.lower(), turn.answer
+        assert deploy in turn.cited, f"the answer cites the memory it read: {turn.answer!r}"
         assert any(isinstance(e, ChatText) for e in events), "the reply was streamed"
         print(f"\nanswer: {turn.answer!r}\ncited: {turn.cited}, ended: {turn.ended}, rounds: {turn.rounds}, "
               f"tokens: {turn.tokens}, {turn.seconds:.1f} s")

@@ -43,13 +43,13 @@ ANSWER_NOW = ("Answer my question now from what the tools returned, without call
               "you use by its id in square brackets. If nothing found answers it, say so.")
 FALLBACK_ITEMS = 8
 FALLBACK_CHARS = 300
-#: The memories read that the closing request lists by id (a small model copies an id near the end of its
-#: prompt far more often than one it read thousands of tokens earlier).
+#: The memories read that the closing request lists by id, each with the start of what it says (a small model
+#: copies an id near the end of its prompt far more often than one it read thousands of tokens earlier).
 READ_LIST_ITEMS = 12
-READ_LIST_CHARS = 90
+READ_LIST_CHARS = 160
 _CITATION = re.compile(r"\[([0-9a-f]{12})\]")
+_CALL_START = re.compile(r'^\{\s*"name"\s*:')
 _BARE_ID = re.compile(r"(?<![0-9a-zA-Z\[])([0-9a-f]{12})(?![0-9a-zA-Z\]])")
-_BLOCK_HEADER = re.compile(r"^\[(?:\d+|\+)\] ([0-9a-f]{12}) · ([^\n]*)$", re.M)
 _RESULT_BLOCK = re.compile(r"^\[(?:\d+|\+)\] ([0-9a-f]{12}) ·[^\n]*\n?(.*?)(?=^\[(?:\d+|\+)\] |^— |\Z)", re.M | re.S)
 
 Ended = Literal["answered", "no_progress", "timeout", "tokens", "context", "stopped", "no_tools", "model_error"]
@@ -341,20 +341,21 @@ class _Turn:
         if not read:
             return ANSWER_NOW
         items = list(read.items())[:READ_LIST_ITEMS]
-        return ANSWER_NOW + "\nThe memories you read:\n" + "\n".join(f"[{m}] {label}" for m, label in items)
+        return ANSWER_NOW + "\nThe memories you read, by id:\n" + "\n".join(f"[{m}] {label}" for m, label in items)
 
     def _read_labels(self) -> dict[str, str]:
-        """Memory id -> where it is from (project, source and lines, kind), for the memories read this turn."""
+        """Memory id -> the start of what it says (its heading and first words), for the memories read this turn:
+        a small model that copies a line of this list copies a fact with its citation."""
         labels: dict[str, str] = {}
         for m in self._this_turn():
             if m.role != "tool":
                 continue
-            for found in _BLOCK_HEADER.finditer(m.content):
-                memory, rest = found.group(1), found.group(2)
+            for found in _RESULT_BLOCK.finditer(m.content):
+                memory, body = found.group(1), found.group(2)
                 if memory in self.seen and memory not in labels:
-                    fields = rest.split(" · ")[:3]
-                    label = " · ".join(fields)
-                    labels[memory] = label[:READ_LIST_CHARS] + ("…" if len(label) > READ_LIST_CHARS else "")
+                    words = " ".join(body.split())
+                    if words:
+                        labels[memory] = words[:READ_LIST_CHARS] + ("…" if len(words) > READ_LIST_CHARS else "")
         return labels
 
     def _answered(self, text: str, *, fallback: bool) -> None:
@@ -389,16 +390,27 @@ class _Turn:
 
 
 def _stray_call(text: str, tool_format: str) -> str | None:
-    """A problem sentence when ``text`` is a bare JSON tool call (a tool's name and its arguments) that the
-    model did not write in its format; None for anything else."""
+    """A problem sentence when ``text`` is only bare JSON tool calls (a tool's name and its arguments) that the
+    model did not write in its format — one object, an array of them, or one per line (the last may be cut off
+    by the reply's length), with or without a code fence; None for anything else."""
     stripped = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
-    if not (stripped.startswith("{") and stripped.endswith("}")):
+    if not stripped.startswith(("{", "[")):
         return None
     try:
-        value = json.loads(stripped)
+        values = json.loads(stripped)
     except ValueError:
-        return None
-    if not isinstance(value, dict) or value.get("name") not in (*CHAT_READS, HISTORY):
+        lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+        if not lines or not all(_CALL_START.match(line) for line in lines):
+            return None
+        values = []
+        for line in lines:
+            try:
+                values.append(json.loads(line))
+            except ValueError:
+                continue  # a call cut off by the reply's length
+    calls = values if isinstance(values, list) else [values]
+    known = (*CHAT_READS, HISTORY)
+    if not calls or not all(isinstance(c, dict) and c.get("name") in known for c in calls):
         return None
     return (f"the reply is a tool call but not written as one; write it as {call_shape(tool_format)}, or answer "
             "in words.")
