@@ -136,11 +136,10 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Setti
                 times.append(time.perf_counter() - started)
                 ranking = [by_memory.get(h.id) for h in hits]
                 ranks = [ranking.index(e) + 1 for e in evidence if e in ranking]
-                known = [e for e in evidence if e in held]
                 if mix == next(iter(MIXES)):
-                    unknown += len(evidence) - len(known)
-                rows.append({"category": q["category"], "ranks": ranks if len(ranks) == len(evidence) or ranks else [],
-                             "complete": len(ranks) == len(evidence), "evidence": len(evidence)})
+                    unknown += sum(1 for e in evidence if e not in held)
+                rows.append({"category": q["category"], "ranks": ranks, "complete": len(ranks) == len(evidence),
+                             "evidence": len(evidence)})
             results[mix] = rows
             search_times[mix] = times
         return {"sample": sample.get("sample_id", str(index)), "turns": len(said), "questions": len(questions),

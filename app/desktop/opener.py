@@ -50,7 +50,7 @@ def command_for(file: str, line: int, choice: str, connected: Sequence[str] = ()
                 which: Which = shutil.which) -> tuple[str, list[str], str] | None:
     """(program, arguments, the editor's name) that open ``file`` at ``line`` as ``choice`` says, or ``None``
     for the default app. A custom command whose program is not found is ``None`` too (the caller says so)."""
-    line = max(line, 1)
+    line = max(line, 1)  # a note or a file's start has line 0 or 1
     if choice == "system":
         return None
     if choice != "auto":
@@ -70,12 +70,13 @@ def command_for(file: str, line: int, choice: str, connected: Sequence[str] = ()
 def open_at_line(file: str, line: int, choice: str, connected: Sequence[str] = (),
                  which: Which = shutil.which) -> str:
     """Open ``file`` at ``line`` (see the module); returns a sentence of what happened."""
+    line = max(line, 1)
     command = command_for(file, line, choice, connected, which)
     if command is not None:
         program, args, label = command
         started, _pid = QProcess.startDetached(program, args)
         if started:
-            return f"Opened {file} at line {max(line, 1)} in {label}."
+            return f"Opened {file} at line {line} in {label}."
         fallback = f"{label} did not start"
     elif choice not in ("auto", "system"):
         fallback = f"the command of desktop.open_with ({shlex.split(choice)[0]}) is not on this computer"

@@ -337,26 +337,25 @@ class _Turn:
 
     def _closing(self) -> str:
         """The request for the final answer, with the memories research read listed by id."""
-        read = self._read_labels()
+        # A small model that copies a line of this list copies a fact with its citation.
+        read = self._read_excerpts(READ_LIST_CHARS)
         if not read:
             return ANSWER_NOW
         items = list(read.items())[:READ_LIST_ITEMS]
         return ANSWER_NOW + "\nThe memories you read, by id:\n" + "\n".join(f"[{m}] {label}" for m, label in items)
 
-    def _read_labels(self) -> dict[str, str]:
-        """Memory id -> the start of what it says (its heading and first words), for the memories read this turn:
-        a small model that copies a line of this list copies a fact with its citation."""
-        labels: dict[str, str] = {}
+    def _read_excerpts(self, width: int) -> dict[str, str]:
+        """Memory id -> the first ``width`` characters of what it says, for each memory research read this turn,
+        in the order it was read."""
+        excerpts: dict[str, str] = {}
         for m in self._this_turn():
             if m.role != "tool":
                 continue
             for found in _RESULT_BLOCK.finditer(m.content):
-                memory, body = found.group(1), found.group(2)
-                if memory in self.seen and memory not in labels:
-                    words = " ".join(body.split())
-                    if words:
-                        labels[memory] = words[:READ_LIST_CHARS] + ("…" if len(words) > READ_LIST_CHARS else "")
-        return labels
+                memory, body = found.group(1), " ".join(found.group(2).split())
+                if memory in self.seen and memory not in excerpts and body:
+                    excerpts[memory] = body[:width] + ("…" if len(body) > width else "")
+        return excerpts
 
     def _answered(self, text: str, *, fallback: bool) -> None:
         # An id the model read and wrote without brackets is still a citation: written as one, so that it links.
@@ -371,14 +370,7 @@ class _Turn:
         self.emit(ChatAnswer(text, tuple(self.result.cited), fallback))
 
     def _evidence_reply(self) -> str:
-        blocks: dict[str, str] = {}
-        for m in self._this_turn():
-            if m.role != "tool":
-                continue
-            for found in _RESULT_BLOCK.finditer(m.content):
-                memory, body = found.group(1), " ".join(found.group(2).split())
-                if memory in self.seen and memory not in blocks and body:
-                    blocks[memory] = body[:FALLBACK_CHARS] + ("…" if len(body) > FALLBACK_CHARS else "")
+        blocks = self._read_excerpts(FALLBACK_CHARS)
         if not blocks:
             return "I could not write an answer, and research found nothing in your memory about this."
         items = list(blocks.items())[:FALLBACK_ITEMS]
