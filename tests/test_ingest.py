@@ -155,3 +155,33 @@ def test_real_model_ingest_and_search_find_the_right_file(real_engine: Engine, p
     hits = real_engine.call("search", {"query": "store whole pages of the site in a cache"}).result.hits
     assert Path(hits[0].source).name == "cache.txt"
     assert "semantic" in hits[0].channels
+
+
+def test_an_edit_in_a_long_file_re_embeds_only_the_chunks_it_changed(
+        engine: Engine, tmp_path: Path, fake_embedder: HashingEmbedder) -> None:
+    sections = [f"Section {n}\n----------\n\n" + f"Paragraph {n} explains topic number {n} at length. " * 12 + "\n"
+                for n in range(30)]
+    root = write_tree(tmp_path / "book", {"guide.txt": "Guide\n=====\n\n" + "\n".join(sections)})
+    first = ingest(engine, root)
+    assert first.chunks_written >= 20
+    embedded = fake_embedder.texts_embedded
+    sections[17] = sections[17].replace("at length", "briefly, with an example")
+    (root / "guide.txt").write_text("Guide\n=====\n\n" + "\n".join(sections))
+    second = ingest(engine, root)
+    assert second.files_indexed == 1
+    # The edited section's chunk (and at most its overlapping neighbours) is embedded again; the rest keep their vectors.
+    assert 1 <= fake_embedder.texts_embedded - embedded <= 3
+    store = engine.store()
+    rows = store.scan(store.memories, None, ["title", "content", "vector"])
+    assert len(rows) == second.chunks_written
+    for row in rows:  # every stored vector is the one the model gives for the chunk's text as stored now
+        expected = fake_embedder.embed([f"{row['title']}\n{row['content']}" if row["title"] else row["content"]])[0]
+        assert list(row["vector"]) == pytest.approx(list(expected), abs=1e-6)
+
+
+def test_identical_files_are_embedded_once(engine: Engine, tmp_path: Path, fake_embedder: HashingEmbedder) -> None:
+    root = write_tree(tmp_path / "copies", {f"pkg{n}/LICENSE.txt": "Permission is hereby granted, free of charge.\n" * 20
+                                             for n in range(4)})
+    report = ingest(engine, root)
+    assert report.files_indexed == 4
+    assert fake_embedder.texts_embedded == report.chunks_written // 4

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..embedding import Embedder
 from ..events import IngestProgress
 from ..fileio import sha256_text
@@ -24,7 +26,7 @@ from ..store import filters as sql
 from ..store.maintenance import maintain
 from .chunking import chunk_text, summarize, text_format
 from .listing import ListedFile, Skip, list_files, read_text
-from .records import chunk_rows, embedding_text
+from .records import chunk_rows, content_hash, embedding_text
 
 logger = logging.getLogger(__name__)
 
@@ -142,7 +144,7 @@ def _write_batch(store: WorkspaceStore, writer: Writer, embedder: Embedder, batc
                                   c.start_line, c.end_line) for c in chunks]
         per_source.append((item, fmt, chunks))
         texts.extend(embedding_text(c.title, c.content) for c in chunks)
-    vectors = embedder.embed(texts)
+    vectors = _vectors(store, embedder, texts, [content_hash(c.content) for _, _, cs in per_source for c in cs])
     memory_rows: list[dict[str, Any]] = []
     edge_rows: list[dict[str, Any]] = []
     source_rows: list[dict[str, Any]] = []
@@ -162,6 +164,27 @@ def _write_batch(store: WorkspaceStore, writer: Writer, embedder: Embedder, batc
         })
     writer.run(store.replace_sources, [item.source for item in batch], memory_rows, edge_rows, source_rows)
     return len(memory_rows)
+
+
+def _vectors(store: WorkspaceStore, embedder: Embedder, texts: list[str], hashes: list[str]) -> np.ndarray:
+    """The vectors of ``texts``, embedding only those the workspace does not hold yet.
+
+    A chunk whose text (heading path and content) is already stored, in the file being re-ingested or in
+    any other, keeps its stored vector: editing a line of a long file re-embeds the chunks around the edit,
+    not the whole file, and identical texts (a repeated licence header, copies of a file) are embedded once.
+    """
+    known: dict[str, np.ndarray] = {}
+    if texts:
+        rows = store.scan(store.memories, sql.in_list("content_hash", sorted(set(hashes))),
+                          ["title", "content", "content_hash", "vector"])
+        for row in rows:
+            known.setdefault(embedding_text(row["title"], row["content"]), np.asarray(row["vector"], np.float32))
+    todo = list(dict.fromkeys(t for t in texts if t not in known))
+    if todo:
+        known.update(zip(todo, embedder.embed(todo), strict=True))
+    if not texts:
+        return np.empty((0, embedder.dimensions), dtype=np.float32)
+    return np.stack([known[t] for t in texts])
 
 
 def ingest_text(store: WorkspaceStore, writer: Writer, embedder: Embedder, *, source: str, title: str, text: str,
