@@ -24,7 +24,7 @@ from engram.core.privacy import private_from_now_on
 from engram.core.settings_file import env_name, load_settings
 from engram.core.tools.caller_paths import resolve_caller_paths
 
-from . import cli_chat, cli_config, cli_mcp, cli_models, cli_recall
+from . import cli_chat, cli_config, cli_mcp, cli_models, cli_recall, cli_workspace
 from .cli_calls import LocalCalls, open_calls
 from .cli_tools import COMMANDS, FACT_COMMAND, add_tool_arguments, tool_arguments, tool_summary
 from .progress import ProgressPrinter
@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_config.add_parser(sub)
     cli_mcp.add_parsers(sub)
     cli_models.add_parsers(sub)
+    cli_workspace.add_parser(sub)
     return parser
 
 
@@ -134,6 +135,11 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
         if args.command in cli_models.COMMANDS:
             with Engine(paths, settings) as engine:
                 return cli_models.run(args, engine)
+        if args.command in cli_workspace.COMMANDS:
+            # Registrations are files of the data folder and keyring entries: a running service reads them when it
+            # next opens the workspace, so this runs here whether or not a service runs.
+            with Engine(paths, settings, environ=env) as engine:
+                return cli_workspace.run(args, engine)
         if args.command in cli_chat.COMMANDS:
             return cli_chat.run(args, paths, settings)  # the chat model is loaded in this process
         with open_calls(paths, settings) as calls:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -28,7 +29,7 @@ from .chat.remote import RemoteChatModel
 from .chat.runner import chat_turn
 from .embedding import Embedder
 from .embedding.slot import EmbeddingSlot
-from .errors import EngineClosed, EngramError, InvalidArgument, ModelError, WorkspaceError, WorkspaceNotFound
+from .errors import EngramError, InvalidArgument, ModelError
 from .events import EventBus, Listener, ModelDownloaded, ModelDownloadFailed, ModelDownloadProgress
 from .ingest.pause import IndexingGate
 from .manifest import ModelEntry, model_entry, resolve_model
@@ -39,13 +40,15 @@ from .models.inference import DevicePlan, Inference
 from .models.pool import ModelPool
 from .models.providers import DEFAULT_URLS, Provider, api_key
 from .paths import Paths, owner_name
-from .privacy import private_folder
 from .recall.pack import ContextPack, PackRequest, Tokenizer, context_pack
-from .settings import Settings, is_workspace_name
+from .settings import Settings
 from .store import WorkspaceStore, Writer
+from .store.bucket_access import BucketCredentials
+from .store.location import BucketLocation
 from .store.maintenance import MaintenancePolicy, MaintenanceSchedule
 from .tools.scope import Scope, Services
 from .tools.spec import describe_validation_error
+from .workspaces import WorkspacePlace, Workspaces
 
 logger = logging.getLogger(__name__)
 
@@ -68,13 +71,15 @@ class Engine:
 
     def __init__(self, paths: Paths, settings: Settings, *, embedder: Embedder | None = None,
                  generator: Provider | None = None, embedder_loader: Callable[[], Embedder] | None = None,
-                 detect_gpus: Callable[[], list[Gpu]] | None = None) -> None:
+                 detect_gpus: Callable[[], list[Gpu]] | None = None, environ: Mapping[str, str] | None = None) -> None:
         """Open the engine. Nothing is loaded or created until a tool needs it.
 
         ``embedder`` replaces the bundled model and ``generator`` the helper model (the seams tests use);
         without them the models named by settings are verified and loaded on first use.
         ``embedder_loader`` replaces how the embedding model is built and loaded on first use (the engine
         owns and closes what it returns); ``detect_gpus`` replaces the GPU detection. Both are seams too.
+        ``environ`` (default: this process's environment, read once here) gives shared workspaces' access keys
+        when the keyring holds none.
         """
         self.paths = paths
         self.settings = settings
@@ -89,8 +94,9 @@ class Engine:
         self._services = Services(paths=paths, writer=self.writer, embedding=self.embedding, inference=self.inference,
                                   budget=self._budget, events=self.events, indexing=self.indexing,
                                   workspace_names=self.workspace_names)
-        self._stores: dict[str, WorkspaceStore] = {}
-        self._stores_lock = threading.Lock()
+        self.workspaces = Workspaces(paths, self.writer, lambda: self.settings, self._dimensions,
+                                     self.maintenance.watch, os.environ if environ is None else environ)
+        self._close_lock = threading.Lock()
         self._closed = False
 
     # ------------------------------------------------------------------- events
@@ -177,57 +183,45 @@ class Engine:
     # --------------------------------------------------------------- workspaces
 
     def workspace_names(self) -> list[str]:
-        """Workspaces that exist in the data folder."""
-        root = self.paths.workspaces_dir
-        if not root.is_dir():
-            return []
-        return sorted(p.name for p in root.iterdir() if (p / "workspace.json").is_file())
+        """Workspaces of the data folder: local ones and the shared ones registered on this machine."""
+        return self.workspaces.names()
 
     def store(self, workspace: str = "", *, create: bool = False) -> WorkspaceStore:
         """The store of ``workspace`` (default: the configured one), opened once and kept.
 
-        The default workspace is created on first use; others are created only when ``create``.
+        The default workspace is created on first use; other local ones are created only when ``create``;
+        shared ones by ``add_shared_workspace``.
 
         Raises:
             InvalidArgument: the name is not a valid workspace name.
             WorkspaceError / SchemaTooNew: the workspace does not exist (and ``create`` is false), or
-                cannot be opened.
+                cannot be opened; for a shared one also the bucket's typed errors (credentials refused, bucket
+                missing, access denied).
+            BucketUnreachable: a shared workspace's storage cannot be reached.
         """
         name = workspace or self.settings.store.default_workspace
-        if not is_workspace_name(name):
-            raise InvalidArgument(f"'{name}' is not a workspace name: use 1–40 lowercase letters, digits and "
-                                  "dashes, starting with a letter or digit.")
-        with self._stores_lock:
-            if self._closed:
-                raise EngineClosed("The engine is closed.")
-            if name in self._stores:
-                return self._stores[name]
-            dimensions, model_id = self._dimensions()
-            try:
-                private_folder(self.paths.data_dir)
-                private_folder(self.paths.workspaces_dir)
-            except OSError as exc:
-                raise WorkspaceError(f"Cannot create Engram's data folder ({exc.strerror}); check that "
-                                     "ENGRAM_DATA_DIR (or the default data folder) is yours and writable.") from exc
-            try:
-                store = self.writer.run(
-                    lambda: WorkspaceStore.open(
-                        name, self.paths.workspace_dir(name), dimensions=dimensions, embed_model=model_id,
-                        read_consistency=timedelta(seconds=self.settings.store.read_consistency_sec),
-                        create=create or name == self.settings.store.default_workspace))
-            except WorkspaceNotFound as exc:
-                known = ", ".join(self.workspace_names()) or "none yet"
-                raise WorkspaceNotFound(f"{exc.message} Existing workspaces: {known}.") from None
-            self.maintenance.watch(store)
-            self._stores[name] = store
-            return store
+        return self.workspaces.store(name, create=create or name == self.settings.store.default_workspace)
+
+    def add_shared_workspace(self, name: str, location: BucketLocation,
+                             credentials: BucketCredentials | None = None) -> WorkspacePlace:
+        """Register (creating or joining) shared workspace ``name`` in a bucket; see ``Workspaces.add_shared``."""
+        store = self.workspaces.add_shared(name, location, credentials)
+        return WorkspacePlace(name, location, location.describe(), True, store.count(store.memories))
+
+    def remove_shared_workspace(self, name: str) -> BucketLocation:
+        """Forget shared workspace ``name`` on this machine; its bucket keeps every memory. Raises ``WorkspaceNotFound``."""
+        return self.workspaces.remove_shared(name)
+
+    def workspace_places(self, *, check: bool = True) -> list[WorkspacePlace]:
+        """Every workspace, where it lives and (with ``check``) whether it answers; never raises for one that fails."""
+        return self.workspaces.places(check=check)
 
     def _maintenance_policy(self) -> MaintenancePolicy:
         cfg = self.settings.store
         # Old versions cost disk and slow every later cleanup, but a reader of another process may still be
         # on one: it moves to the latest within read_consistency_sec, so versions older than twice that (plus
         # time for a query in flight) are nobody's.
-        keep = timedelta(seconds=2 * cfg.read_consistency_sec + 10.0)
+        keep = timedelta(seconds=2 * max(cfg.read_consistency_sec, cfg.shared_read_consistency_sec) + 10.0)
         return MaintenancePolicy(every_commits=cfg.maintenance_writes, idle_sec=cfg.maintenance_idle_sec,
                                  keep_versions=keep, vector_index_min_rows=cfg.vector_index_min_rows)
 
@@ -412,12 +406,12 @@ class Engine:
 
         Does not wait for a model load in flight: that load closes its model when it ends.
         """
-        with self._stores_lock:  # an opening store finishes first; none opens after this
+        with self._close_lock:
             if self._closed:
                 return
             self._closed = True
             embedder = self.embedding.detach()
-            self._stores.clear()
+            self.workspaces.close()
         self.indexing.resume()  # a paused ingest finishes its batch instead of holding the close
         self.maintenance.close()
         self.writer.close()

@@ -13,9 +13,15 @@ this file have no module named; the others are defined beside the code that rais
     ├── NotFound                 an id, source or workspace that does not exist
     ├── WorkspaceError           a workspace name or folder that cannot be used
     │   ├── SchemaTooNew         the store was written by a newer Engram
-    │   └── WorkspaceNotFound    no workspace has that name
+    │   ├── WorkspaceNotFound    no workspace has that name
+    │   ├── KeyringRefused       a shared workspace's key cannot be read from or kept in the keyring (core/store/bucket_access.py)
+    │   ├── BucketCredentialsRefused  the bucket refused the access key (core/store/bucket_errors.py)
+    │   ├── BucketMissing        a shared workspace's bucket does not exist (core/store/bucket_errors.py)
+    │   └── BucketForbidden      the access key may not read or write the prefix (core/store/bucket_errors.py)
     ├── StoreError               the database refused an operation
-    │   └── WriterClosed         a write came after the store's writer closed (core/store/writer.py)
+    │   ├── WriterClosed         a write came after the store's writer closed (core/store/writer.py)
+    │   ├── BucketUnreachable    a shared workspace's storage cannot be reached (core/store/bucket_errors.py)
+    │   └── CommitConflict       other machines' commits kept winning the race (core/store/bucket_errors.py)
     ├── ModelError               the embedding model is missing, damaged or failed to load
     │   ├── ChecksumMismatch     a model file's SHA256 is not the pinned one
     │   ├── DeadlineExceeded     the model did not answer before the deadline (core/models/generation.py)

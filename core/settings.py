@@ -44,6 +44,13 @@ class StoreSettings(_Group):
         le=3600.0,
         description="How stale a read may be, in seconds; 0 always sees other processes' latest writes.",
     )
+    shared_read_consistency_sec: float = Field(
+        5.0,
+        ge=0.0,
+        le=3600.0,
+        description=("How stale a read of a shared (bucket) workspace may be, in seconds: other machines' writes show "
+                     "up within this time; 0 asks the bucket before every read (one more round trip per search)."),
+    )
     vector_index_min_rows: int = Field(
         5_000,
         ge=256,

@@ -102,10 +102,10 @@ _refreshed: weakref.WeakKeyDictionary[WorkspaceStore, tuple[int, ...]] = weakref
 def ensure_digests(scope: Scope) -> None:
     """Refresh the digests of ``scope``'s store when its tables changed since this process last did."""
     store = scope.store
-    versions = (store.memories.version, store.sources.version, store.edges.version)
+    versions = (store.version(store.memories), store.version(store.sources), store.version(store.edges))
     if _refreshed.get(store) != versions:
         refresh_digests(store, scope.writer, summarize=model_summarizer(scope.settings, scope.provider))
-        _refreshed[store] = (store.memories.version, store.sources.version, store.edges.version)
+        _refreshed[store] = (store.version(store.memories), store.version(store.sources), store.version(store.edges))
 
 
 Summarize = Callable[[str, str], "str | None"]

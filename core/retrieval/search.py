@@ -17,6 +17,7 @@ from ..embedding import Embedder
 from ..errors import EngramError
 from ..store import WorkspaceStore
 from ..store import filters as sql
+from ..store.bucket_errors import WHOLE_WORKSPACE
 from .fusion import fuse
 from .graph import walk
 
@@ -112,6 +113,9 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     ``vector`` is the query's prepared vector (then ``embedder`` is not called); ``withheld`` keeps
     the semantic channel out and becomes a warning (a run budget withheld the preparation).
     Never raises for a failing channel: its failure is reported in ``warnings``.
+
+    Raises:
+        BucketUnreachable (or another of ``WHOLE_WORKSPACE``): a shared workspace's storage failed as a whole.
     """
     where = filters.where()
     warnings: list[ChannelWarning] = []
@@ -131,6 +135,8 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
             found = store.vector_search(vector, params.k_per_channel, where, MEMORY_COLUMNS, exact=params.exact)
             rankings["semantic"] = [r["id"] for r in found]
             rows.update({r["id"]: r for r in found})
+        except WHOLE_WORKSPACE:
+            raise
         except EngramError as exc:
             warnings.append(ChannelWarning("semantic", "failed", f"semantic channel failed: {exc.message}"))
     if "lexical" in params.channels:
@@ -139,6 +145,8 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
             rankings["lexical"] = [r["id"] for r in found]
             for r in found:
                 rows.setdefault(r["id"], r)
+        except WHOLE_WORKSPACE:
+            raise
         except EngramError as exc:
             warnings.append(ChannelWarning("lexical", "failed", f"lexical channel failed: {exc.message}"))
     if "graph" in params.channels and params.graph_seeds > 0:
@@ -153,6 +161,8 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
                                                        ["id"], limit=len(unseen))} if unseen else set()
                 linked = [i for i in linked if i in rows or i in allowed]
             rankings["graph"] = linked[: params.k_per_channel]
+        except WHOLE_WORKSPACE:
+            raise
         except EngramError as exc:
             warnings.append(ChannelWarning("graph", "failed", f"graph channel failed: {exc.message}"))
 
@@ -162,6 +172,8 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
         # Rows reached only through the graph are read once they made the cut.
         try:
             rows.update(store.memories_by_ids(missing, MEMORY_COLUMNS))
+        except WHOLE_WORKSPACE:
+            raise
         except EngramError as exc:
             warnings.append(ChannelWarning("graph", "failed", f"graph channel failed: {exc.message}"))
     hits = [Hit(_clean(rows[f.id]), f.score, f.ranks) for f in fused if f.id in rows]

@@ -1,43 +1,42 @@
-"""One workspace's LanceDB database: its four tables, its reads, and its (writer-only) writes.
+"""One workspace's LanceDB database: its tables, its reads, and its (writer-only) writes.
 
-A workspace is a folder holding ``workspace.json`` (schema version, embedding model, dimensions)
-and a LanceDB database. Opening never rewrites existing tables; a folder written by a newer schema
-version, or for another embedding size, is refused with a clear error instead of being touched.
+The database lies in a local folder, or under a prefix of an S3-compatible bucket for a shared workspace
+(``opening`` opens both). Library failures become typed errors here (``failure``); a shared workspace's
+commit that loses a race with another machine's is tried again.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
 
-from ..errors import SchemaTooNew, StoreError, WorkspaceError, WorkspaceNotFound
-from ..fileio import atomic_write_bytes
+from ..errors import EngramError, StoreError
 from . import filters as sql
-from .schema import (
-    DIGESTS_SCHEMA,
-    EDGES_SCHEMA,
-    FACTS_SCHEMA,
-    SCHEMA_VERSION,
-    SOURCE_PREFIX,
-    SOURCES_SCHEMA,
-    memories_schema,
-)
+from .bucket_errors import bucket_failure, is_commit_conflict
+from .location import BucketLocation
+from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SOURCE_PREFIX, SOURCES_SCHEMA
 from .timestamps import clamp_timestamps
+
+if TYPE_CHECKING:
+    from .opening import BucketConnection
 
 logger = logging.getLogger(__name__)
 
-META_FILE = "workspace.json"
 WRITER_THREAD = "engram-writer"
 _FTS_COLUMN = "content"
+#: A shared workspace's write that keeps losing commit races to other machines is tried this many times in all.
+_COMMIT_ATTEMPTS = 8
+_COMMIT_BACKOFF_SEC = 0.05
 _IF_IT_KEEPS_FAILING = ("Try again; if it keeps failing, the workspace's files may be damaged: restore them from a "
                         "backup, or ingest into a new workspace.")
 
@@ -55,9 +54,11 @@ def require_writer() -> None:
 class WorkspaceStore:
     """The tables of one workspace. Reads are safe from any thread; writes run on the writer."""
 
-    def __init__(self, name: str, folder: Path, db: Any, dimensions: int) -> None:
+    def __init__(self, name: str, folder: Path, db: Any, dimensions: int, location: BucketLocation | None = None) -> None:
         self.name = name
         self.folder = folder
+        #: The bucket of a shared workspace (``None``: the workspace lives in ``folder``).
+        self.location = location
         self.dimensions = dimensions
         self._db = db
         self.memories = db.open_table("memories")
@@ -65,6 +66,8 @@ class WorkspaceStore:
         self.facts = db.open_table("facts")
         self.edges = db.open_table("edges")
         self.digests = db.open_table("digests")
+        #: Read once: asking the table would cost a round trip to a shared workspace's bucket at every write.
+        self.memories_schema: pa.Schema = self.memories.schema
         self._degrees: tuple[int, Counter[str]] | None = None
         self._degree_lock = threading.Lock()
         #: Called on the writer thread after every commit (the engine's maintenance schedule listens).
@@ -79,79 +82,34 @@ class WorkspaceStore:
     # ----------------------------------------------------------------- opening
 
     @classmethod
-    def open(cls, name: str, folder: Path, *, dimensions: int, embed_model: str,
-             read_consistency: timedelta, create: bool) -> WorkspaceStore:
-        """Open (and with ``create``, first create) the workspace stored in ``folder``.
+    def open(cls, name: str, folder: Path, *, dimensions: int, embed_model: str, read_consistency: timedelta,
+             create: bool, bucket: BucketConnection | None = None) -> WorkspaceStore:
+        """Open (and with ``create``, first create) the workspace kept in ``folder``, or in ``bucket`` when it is
+        shared (``folder`` then holds only what stays on this machine). See ``opening.open_workspace``."""
+        from .opening import open_workspace
 
-        Raises:
-            WorkspaceError: the folder does not exist and ``create`` is false, or it was built for
-                another embedding model size, or it cannot be read.
-            SchemaTooNew: the folder was written by a newer Engram.
-        """
-        import lancedb
+        return open_workspace(cls, name, folder, dimensions=dimensions, embed_model=embed_model,
+                              read_consistency=read_consistency, create=create, bucket=bucket)
 
-        meta_path = folder / META_FILE
-        if not meta_path.is_file():
-            if not create:
-                raise WorkspaceNotFound(f"Workspace '{name}' does not exist yet; it is created by the first write "
-                                        "(remember, ingest) into it.")
-            require_writer()
-            meta: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "dimensions": dimensions,
-                                    "embed_model": embed_model}
-            try:
-                atomic_write_bytes(meta_path, json.dumps(meta, indent=2).encode())
-            except OSError as exc:
-                logger.warning("creating workspace '%s' in %s failed: %s", name, folder, exc)
-                raise WorkspaceError(f"Cannot create workspace '{name}': {exc.strerror or 'the file system refused'}. "
-                                     "Check that Engram's data folder is writable and its disk is not full (the "
-                                     "details are in Engram's log).") from exc
-        meta = cls._read_meta(name, meta_path)
-        if meta["dimensions"] != dimensions:
-            raise WorkspaceError(
-                f"Workspace '{name}' holds {meta['dimensions']}-dimensional vectors from '{meta['embed_model']}', "
-                f"but the embedding model in use gives {dimensions}. Switch embed.model back, or use a new workspace."
-            )
-        try:
-            db = lancedb.connect(folder / "lance", read_consistency_interval=read_consistency)
-            existing = set(db.list_tables().tables)
-            schemas = {"memories": memories_schema(dimensions), "sources": SOURCES_SCHEMA,
-                       "facts": FACTS_SCHEMA, "edges": EDGES_SCHEMA, "digests": DIGESTS_SCHEMA}
-            missing = [t for t in schemas if t not in existing]
-            if missing:
-                # Creating tables is a write: only the writer does it. A store from an older schema gets the
-                # tables it lacks (its data is untouched); opening a current store writes nothing.
-                require_writer()
-                for table in missing:
-                    db.create_table(table, schema=schemas[table], exist_ok=True)
-                if "memories" in missing:
-                    create_fts(db.open_table("memories"))
-            if meta["schema_version"] < SCHEMA_VERSION:
-                require_writer()
-                atomic_write_bytes(meta_path, json.dumps({**meta, "schema_version": SCHEMA_VERSION}, indent=2).encode())
-            return cls(name, folder, db, dimensions)
-        except (OSError, ValueError, RuntimeError) as exc:
-            logger.warning("opening workspace '%s' in %s failed: %s", name, folder, exc)
-            raise WorkspaceError(f"Cannot open workspace '{name}': its database cannot be read (the details are in "
-                                 "Engram's log). Check that Engram's data folder is readable; if the workspace's "
-                                 "files are damaged, restore them from a backup or use another workspace.") from exc
+    @property
+    def where(self) -> str:
+        """Where the workspace lives, in one line: its folder, or its bucket location."""
+        return self.location.describe() if self.location else str(self.folder)
 
-    @staticmethod
-    def _read_meta(name: str, meta_path: Path) -> dict[str, Any]:
-        try:
-            meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
-            version = int(meta["schema_version"])
-            int(meta["dimensions"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            logger.warning("reading %s of workspace '%s' failed: %r", meta_path, name, exc)
-            raise WorkspaceError(f"Workspace '{name}' cannot be opened: its {META_FILE} is unreadable or damaged (the "
-                                 "details are in Engram's log). Restore the workspace from a backup, or use another "
-                                 "workspace.") from exc
-        if version > SCHEMA_VERSION:
-            raise SchemaTooNew(
-                f"Workspace '{name}' was written by a newer Engram (store schema {version}; this version reads "
-                f"up to {SCHEMA_VERSION}). Update Engram to open it; it has not been changed."
-            )
-        return meta
+    def failure(self, exc: Exception, doing: str, *, write: bool = False) -> EngramError:
+        """The error to raise for a library failure while ``doing`` something to this workspace: a typed bucket
+        error when a shared workspace's storage failed, else a store error pointing at Engram's log."""
+        logger.warning("%s workspace '%s' failed: %s", doing, self.name, exc)
+        if self.location is not None:
+            found = bucket_failure(exc, self.name, self.location, doing, write=write)
+            if found is not None:
+                return found
+        if write:
+            return StoreError(f"{doing.capitalize()} workspace '{self.name}' failed (the details are in Engram's log); "
+                              "nothing was changed by the failed step. Check that the disk is not full and Engram's "
+                              "data folder is writable, then try again.")
+        return StoreError(f"{doing.capitalize()} workspace '{self.name}' failed (the details are in Engram's log). "
+                          f"{_IF_IT_KEEPS_FAILING}")
 
     # ------------------------------------------------------------------- reads
 
@@ -160,9 +118,7 @@ class WorkspaceStore:
             table = query.to_arrow()
         except (OSError, ValueError, RuntimeError) as exc:
             # The library's text can hold the filter and the data folder's paths: it goes to the log only.
-            logger.warning("reading workspace '%s' failed: %s", self.name, exc)
-            raise StoreError(f"Reading workspace '{self.name}' failed (the details are in Engram's log). "
-                             f"{_IF_IT_KEEPS_FAILING}") from exc
+            raise self.failure(exc, "reading") from exc
         try:
             return cast(list[dict[str, Any]], table.to_pylist())
         except (OverflowError, ValueError):
@@ -190,9 +146,7 @@ class WorkspaceStore:
         try:
             return cast(int, table.count_rows(where) if where else table.count_rows())
         except (OSError, ValueError, RuntimeError) as exc:
-            logger.warning("counting rows in workspace '%s' failed: %s", self.name, exc)
-            raise StoreError(f"Counting rows in workspace '{self.name}' failed (the details are in Engram's log). "
-                             f"{_IF_IT_KEEPS_FAILING}") from exc
+            raise self.failure(exc, "counting rows in") from exc
 
     def memories_by_ids(self, ids: Iterable[str], columns: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
         """The memories among ``ids`` that exist, keyed by id."""
@@ -237,18 +191,27 @@ class WorkspaceStore:
         try:
             return list(table.list_indices())
         except (OSError, ValueError, RuntimeError) as exc:
-            logger.warning("listing indexes of workspace '%s' failed: %s", self.name, exc)
-            raise StoreError(f"Listing indexes of workspace '{self.name}' failed (the details are in Engram's log). "
-                             f"{_IF_IT_KEEPS_FAILING}") from exc
+            raise self.failure(exc, "listing indexes of") from exc
+
+    def version(self, table: Any) -> int:
+        """The version of ``table`` this store reads now (caches of derived data are keyed by it).
+
+        Raises:
+            StoreError: it cannot be read (for a shared workspace: a bucket error saying why).
+        """
+        try:
+            return cast(int, table.version)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise self.failure(exc, "reading") from exc
 
     def hub_degrees(self) -> Counter[str]:
         """How many memories point at each entity or source node (cached per edges-table version)."""
-        version = self.edges.version
+        version = self.version(self.edges)
         with self._degree_lock:
             if self._degrees is not None and self._degrees[0] == version:
                 return self._degrees[1]
-        rows = self.edges.search().where("relation IN ('mentions', 'part_of')").select(["dst"]).limit(None).to_arrow()
-        degrees: Counter[str] = Counter(rows.column("dst").to_pylist())
+        rows = self.scan(self.edges, "relation IN ('mentions', 'part_of')", ["dst"])
+        degrees: Counter[str] = Counter(r["dst"] for r in rows)
         with self._degree_lock:
             self._degrees = (version, degrees)
         return degrees
@@ -268,13 +231,17 @@ class WorkspaceStore:
 
     def _write(self, what: str, fn: Any) -> Any:
         require_writer()
-        try:
-            result = fn()
-        except (OSError, ValueError, RuntimeError) as exc:
-            logger.warning("writing %s to workspace '%s' failed: %s", what, self.name, exc)
-            raise StoreError(f"Writing {what} to workspace '{self.name}' failed (the details are in Engram's log); "
-                             "nothing was changed by the failed step. Check that the disk is not full and Engram's "
-                             "data folder is writable, then try again.") from exc
+        for attempt in range(_COMMIT_ATTEMPTS):
+            try:
+                result = fn()
+                break
+            except (OSError, ValueError, RuntimeError) as exc:
+                # A shared workspace's commit can lose a race with another machine's: LanceDB committed nothing
+                # and retried a few times itself; so do we, a little later each time, before giving up.
+                if self.location is None or not is_commit_conflict(exc) or attempt == _COMMIT_ATTEMPTS - 1:
+                    raise self.failure(exc, f"writing {what} to", write=True) from exc
+                logger.info("writing %s to shared workspace '%s' lost a commit race; trying again", what, self.name)
+                time.sleep(_COMMIT_BACKOFF_SEC * 2 ** attempt * (0.5 + random.random()))
         self._committed()
         return result
 
@@ -302,7 +269,7 @@ class WorkspaceStore:
         match ids against every row, which slows down as single writes pile up.
         """
         if rows:
-            data = self._table_from_rows(rows, self.memories.schema)
+            data = self._table_from_rows(rows, self.memories_schema)
             self._write("memories", lambda: self.memories.add(data))
         if edges:
             edge_data = self._table_from_rows(edges, EDGES_SCHEMA)
@@ -311,7 +278,7 @@ class WorkspaceStore:
     def upsert_memories(self, rows: Sequence[dict[str, Any]]) -> None:
         """Insert ``rows`` (replacing memories with the same id) in one commit."""
         if rows:
-            data = self._table_from_rows(rows, self.memories.schema)
+            data = self._table_from_rows(rows, self.memories_schema)
             self._write("memories", lambda: self.memories.merge_insert("id").when_matched_update_all()
                         .when_not_matched_insert_all().execute(data))
 
@@ -326,7 +293,7 @@ class WorkspaceStore:
         if not sources:
             return
         in_sources = sql.in_list("source", sources)
-        self._swap(self.memories, "id", in_sources, memory_rows, self.memories.schema, "chunks")
+        self._swap(self.memories, "id", in_sources, memory_rows, self.memories_schema, "chunks")
         self._swap(self.edges, "id", sql.in_list("origin", sources), edge_rows, EDGES_SCHEMA, "edges")
         self._swap(self.sources, "source", in_sources, source_rows, SOURCES_SCHEMA, "sources")
 

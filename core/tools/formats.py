@@ -175,7 +175,8 @@ def format_status(s: WorkspaceStatus, max_chars: int) -> str:
         "indexes: " + (", ".join(s.indexes) or "none yet (built after the first ingest)"),
         *([f"local inference for recall: {s.local_inference}"] if s.local_inference else []),
         *([f"semantic run budget: {s.run_budget}"] if s.run_budget else []),
-        f"folder: {s.folder}",
+        *([f"shared: {s.shared_at}; other machines' writes show up within {s.read_consistency_sec:g} s",
+           f"this computer's part (chats, run ledger): {s.folder}"] if s.shared_at else [f"folder: {s.folder}"]),
     ]
     if len(s.workspaces) > 1:
         lines.append("workspaces: " + ", ".join(s.workspaces))

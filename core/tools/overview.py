@@ -38,7 +38,9 @@ def status(scope: Scope) -> WorkspaceStatus:
         projects=_projects(scope), indexes=indexes, embed_model=scope.settings.embed.model,
         embed_ready=services.embedding.loaded, embed_note=scope.embed_note() or "",
         workspaces=services.workspace_names(), local_inference=inference_state(scope.settings, services.paths),
-        run_budget=_run_budget(scope),
+        run_budget=_run_budget(scope), shared_at=store.location.describe() if store.location else "",
+        read_consistency_sec=(scope.settings.store.shared_read_consistency_sec if store.location
+                              else scope.settings.store.read_consistency_sec),
     )
 
 

@@ -139,6 +139,8 @@ class WorkspaceStatus(BaseModel):
     workspaces: list[str] = Field(default_factory=list)
     local_inference: str = ""
     run_budget: str = ""  # the run budget's limits when recall.run_budget is on
+    shared_at: str = ""  # a shared workspace's bucket location ("" for a local workspace)
+    read_consistency_sec: float = 0.0  # how stale a read may be (another machine's writes show up within it)
 
 
 class DeviceContext(BaseModel):

@@ -25,7 +25,7 @@ _lock = threading.Lock()
 
 def _roots(store: WorkspaceStore) -> dict[str, str]:
     """source → the folder it was ingested from (cached per version of the sources table)."""
-    version = store.sources.version
+    version = store.version(store.sources)
     with _lock:
         hit = _cache.get(store)
         if hit is not None and hit[0] == version:

@@ -1,0 +1,195 @@
+"""Opening a workspace: a LanceDB database in a local folder, or under a prefix of an S3-compatible bucket.
+
+Both kinds hold the same tables and a record of the schema version, the vector size and the embedding model
+that wrote them: ``workspace.json`` beside a local database, a one-row-per-key ``workspace`` table in a bucket
+(the bucket is the one place every machine of a team sees). Opening never rewrites existing tables; a store
+written by a newer schema version, or for another embedding size, is refused with a clear error instead of
+being touched. Creating the tables is a write, so only the engine's writer does it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from ..errors import SchemaTooNew, WorkspaceError, WorkspaceNotFound
+from ..fileio import atomic_write_bytes
+from .bucket_errors import bucket_failure, unknown_failure
+from .location import BucketLocation
+from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SCHEMA_VERSION, SOURCES_SCHEMA, memories_schema
+
+if TYPE_CHECKING:
+    from .workspace import WorkspaceStore
+
+logger = logging.getLogger(__name__)
+
+META_FILE = "workspace.json"
+#: The table that records a shared workspace's schema version, vector size and embedding model.
+META_TABLE = "workspace"
+_META_SCHEMA = pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string(), nullable=False)])
+
+
+@dataclass(frozen=True)
+class BucketConnection:
+    """Where a shared workspace's database is, and LanceDB's ``storage_options`` to reach it."""
+
+    location: BucketLocation
+    options: dict[str, str]
+
+    def __repr__(self) -> str:  # the options hold the secret key
+        return f"BucketConnection({self.location.uri!r})"
+
+
+def table_schemas(dimensions: int) -> dict[str, pa.Schema]:
+    return {"memories": memories_schema(dimensions), "sources": SOURCES_SCHEMA, "facts": FACTS_SCHEMA,
+            "edges": EDGES_SCHEMA, "digests": DIGESTS_SCHEMA}
+
+
+def open_workspace(cls: type[WorkspaceStore], name: str, folder: Path, *, dimensions: int, embed_model: str,
+                   read_consistency: timedelta, create: bool, bucket: BucketConnection | None) -> WorkspaceStore:
+    """Open (and with ``create``, first create) workspace ``name``: in ``folder``, or in ``bucket`` when shared.
+
+    Raises:
+        WorkspaceNotFound: it does not exist and ``create`` is false.
+        WorkspaceError: it was built for another embedding size, or cannot be read; for a bucket also the typed
+            bucket errors (credentials refused, bucket missing, access denied).
+        BucketUnreachable: the bucket's storage cannot be reached.
+        SchemaTooNew: it was written by a newer Engram.
+    """
+    if bucket is not None:
+        return _open_in_bucket(cls, name, folder, bucket, dimensions=dimensions, embed_model=embed_model,
+                               read_consistency=read_consistency, create=create)
+    import lancedb
+
+    meta_path = folder / META_FILE
+    if not meta_path.is_file():
+        if not create:
+            raise WorkspaceNotFound(f"Workspace '{name}' does not exist yet; it is created by the first write "
+                                    "(remember, ingest) into it.")
+        _require_writer()
+        try:
+            atomic_write_bytes(meta_path, json.dumps(_new_meta(dimensions, embed_model), indent=2).encode())
+        except OSError as exc:
+            logger.warning("creating workspace '%s' in %s failed: %s", name, folder, exc)
+            raise WorkspaceError(f"Cannot create workspace '{name}': {exc.strerror or 'the file system refused'}. "
+                                 "Check that Engram's data folder is writable and its disk is not full (the "
+                                 "details are in Engram's log).") from exc
+    meta = _checked_meta(name, _read_meta_file(name, meta_path), dimensions)
+    try:
+        db = lancedb.connect(folder / "lance", read_consistency_interval=read_consistency)
+        _create_missing_tables(db, dimensions)
+        if meta["schema_version"] < SCHEMA_VERSION:
+            _require_writer()
+            atomic_write_bytes(meta_path, json.dumps({**meta, "schema_version": SCHEMA_VERSION}, indent=2).encode())
+        return cls(name, folder, db, dimensions)
+    except (OSError, ValueError, RuntimeError) as exc:
+        logger.warning("opening workspace '%s' in %s failed: %s", name, folder, exc)
+        raise WorkspaceError(f"Cannot open workspace '{name}': its database cannot be read (the details are in "
+                             "Engram's log). Check that Engram's data folder is readable; if the workspace's "
+                             "files are damaged, restore them from a backup or use another workspace.") from exc
+
+
+def _open_in_bucket(cls: type[WorkspaceStore], name: str, folder: Path, bucket: BucketConnection, *, dimensions: int,
+                    embed_model: str, read_consistency: timedelta, create: bool) -> WorkspaceStore:
+    import lancedb
+
+    location = bucket.location
+    writing = False
+    try:
+        db = lancedb.connect(location.uri, storage_options=bucket.options, read_consistency_interval=read_consistency)
+        existing = set(db.list_tables().tables)
+        if META_TABLE not in existing:
+            if existing:
+                raise WorkspaceError(f"{location.uri} holds tables that are not an Engram workspace "
+                                     f"({', '.join(sorted(existing)[:5])}). Choose an empty prefix, e.g. "
+                                     f"{location.uri.rstrip('/')}/engram.")
+            if not create:
+                raise WorkspaceNotFound(f"{location.uri} holds no Engram workspace yet; `engram workspace add` "
+                                        "creates one there.")
+            _require_writer()
+            writing = True
+            rows = [{"key": k, "value": str(v)} for k, v in _new_meta(dimensions, embed_model).items()]
+            # Two machines may create it at once: the first commit wins, the other opens what the first wrote.
+            db.create_table(META_TABLE, data=pa.Table.from_pylist(rows, schema=_META_SCHEMA), exist_ok=True)
+            writing = False
+        raw = {r["key"]: r["value"] for r in db.open_table(META_TABLE).search().limit(None).to_arrow().to_pylist()}
+        meta = _checked_meta(name, _parse_meta(name, raw, location.uri), dimensions)
+        writing = True
+        _create_missing_tables(db, dimensions)
+        if meta["schema_version"] < SCHEMA_VERSION:
+            _require_writer()
+            db.open_table(META_TABLE).merge_insert("key").when_matched_update_all().when_not_matched_insert_all() \
+                .execute(pa.Table.from_pylist([{"key": "schema_version", "value": str(SCHEMA_VERSION)}],
+                                              schema=_META_SCHEMA))
+        return cls(name, folder, db, dimensions, location)
+    except (OSError, ValueError, RuntimeError) as exc:
+        logger.warning("opening shared workspace '%s' at %s failed: %s", name, location.uri, exc)
+        found = bucket_failure(exc, name, location, "opening", write=writing)
+        raise (found or unknown_failure(name, location, "opening")) from exc
+
+
+def _create_missing_tables(db: Any, dimensions: int) -> None:
+    """A store from an older schema gets the tables it lacks (its data untouched); a current one: nothing."""
+    existing = set(db.list_tables().tables)
+    schemas = table_schemas(dimensions)
+    missing = [t for t in schemas if t not in existing]
+    if not missing:
+        return
+    from .workspace import create_fts
+
+    _require_writer()
+    for table in missing:
+        db.create_table(table, schema=schemas[table], exist_ok=True)
+    if "memories" in missing:
+        create_fts(db.open_table("memories"))
+
+
+def _require_writer() -> None:
+    from .workspace import require_writer
+
+    require_writer()
+
+
+def _new_meta(dimensions: int, embed_model: str) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "dimensions": dimensions, "embed_model": embed_model}
+
+
+def _read_meta_file(name: str, meta_path: Path) -> dict[str, Any]:
+    try:
+        meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
+        return _parse_meta(name, meta, str(meta_path))
+    except (OSError, ValueError) as exc:
+        logger.warning("reading %s of workspace '%s' failed: %r", meta_path, name, exc)
+        raise _damaged(name, META_FILE) from exc
+
+
+def _parse_meta(name: str, raw: dict[str, Any], where: str) -> dict[str, Any]:
+    try:
+        return {"schema_version": int(raw["schema_version"]), "dimensions": int(raw["dimensions"]),
+                "embed_model": str(raw.get("embed_model", "?"))}
+    except (KeyError, TypeError, ValueError) as exc:
+        logger.warning("the workspace record of '%s' in %s is damaged: %r", name, where, raw)
+        raise _damaged(name, "workspace record") from exc
+
+
+def _damaged(name: str, what: str) -> WorkspaceError:
+    return WorkspaceError(f"Workspace '{name}' cannot be opened: its {what} is unreadable or damaged (the details are "
+                          "in Engram's log). Restore the workspace from a backup, or use another workspace.")
+
+
+def _checked_meta(name: str, meta: dict[str, Any], dimensions: int) -> dict[str, Any]:
+    if meta["schema_version"] > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"Workspace '{name}' was written by a newer Engram (store schema {meta['schema_version']}; this version "
+            f"reads up to {SCHEMA_VERSION}). Update Engram to open it; it has not been changed.")
+    if meta["dimensions"] != dimensions:
+        raise WorkspaceError(
+            f"Workspace '{name}' holds {meta['dimensions']}-dimensional vectors from '{meta['embed_model']}', "
+            f"but the embedding model in use gives {dimensions}. Switch embed.model back, or use a new workspace.")
+    return meta

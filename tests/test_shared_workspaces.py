@@ -1,0 +1,255 @@
+"""Shared workspaces in an S3-compatible bucket, against a real S3 server on loopback (moto's server mode).
+
+Several machines are several engines with data folders of their own (and, for concurrent writes, processes of
+their own); the bucket is the one thing they share.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+
+from engram.core import Engine, Paths, Settings
+from engram.core.errors import InvalidArgument, WorkspaceError, WorkspaceNotFound
+from engram.core.store.bucket_access import BucketCredentials, stored_credentials
+from engram.core.store.bucket_errors import (
+    BucketCredentialsRefused,
+    BucketForbidden,
+    BucketMissing,
+    BucketUnreachable,
+)
+from engram.core.store.location import BucketLocation
+
+from .conftest import HashingEmbedder, write_tree
+from .s3_server import OPEN_KEY, LoopbackS3
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {"AWS_ACCESS_KEY_ID": OPEN_KEY[0], "AWS_SECRET_ACCESS_KEY": OPEN_KEY[1]}
+
+
+@pytest.fixture
+def s3() -> Iterator[LoopbackS3]:
+    server = LoopbackS3()
+    server.create_bucket("team-memory")
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def machine(tmp_path: Path, name: str, environ: dict[str, str] | None = None, **settings: object) -> Engine:
+    """One machine's engine: a data folder of its own, the hashing embedder, AWS keys in its environment."""
+    base = tmp_path / name
+    return Engine(Paths(base / "data", base / "config", base / "logs"), Settings.model_validate(settings),
+                  embedder=HashingEmbedder(), environ=ENV if environ is None else environ)
+
+
+def location(s3: LoopbackS3, prefix: str = "engram/backend") -> BucketLocation:
+    return BucketLocation.parse(f"s3://team-memory/{prefix}", endpoint=s3.endpoint)
+
+
+def contents(engine: Engine, workspace: str = "team") -> list[str]:
+    store = engine.store(workspace)
+    return [r["content"] for r in store.scan(store.memories, None, ["content"])]
+
+
+def test_two_engines_in_two_processes_store_500_notes_each_and_both_see_all_1000_once(
+        s3: LoopbackS3, tmp_path: Path) -> None:
+    uri = "s3://team-memory/engram/concurrent"
+    workers = [subprocess.Popen([sys.executable, "-m", "tests.shared_worker", str(tmp_path / tag), s3.endpoint, uri,
+                                 tag, "500"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for tag in ("alpha", "beta")]
+    reports = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=540)
+        assert worker.returncode == 0, err[-3000:]
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    assert [(r["stored"], r["errors"]) for r in reports] == [(500, []), (500, [])]
+    expected = sorted(f"note {i} of {tag}: the {tag} machine remembers item {i}"
+                      for tag in ("alpha", "beta") for i in range(500))
+    for tag in ("alpha", "beta"):  # each machine, opened again, sees every note of both exactly once
+        with Engine(Paths(tmp_path / tag / "data", tmp_path / tag / "config", tmp_path / tag / "logs"), Settings(),
+                    embedder=HashingEmbedder(), environ=ENV) as engine:
+            assert sorted(contents(engine)) == expected
+            found = engine.call("search", {"query": "beta machine remembers item 417", "workspace": "team",
+                                           "limit": 3}).result.hits
+            assert found[0].content == "note 417 of beta: the beta machine remembers item 417"
+
+
+def test_a_folder_ingested_into_a_shared_workspace_is_found_from_another_machine(
+        s3: LoopbackS3, tmp_path: Path) -> None:
+    project = write_tree(tmp_path / "alice-home" / "proj", {
+        "docs/deploy.md": "# Deploying\n\nWe deploy with blue-green switches behind the load balancer.\n",
+        "docs/rollback.md": "# Rolling back\n\nA rollback flips the balancer back to the previous colour.\n",
+        "src/app.py": "def handler(event):\n    return {'status': 'ok'}\n"})
+    with machine(tmp_path, "alice", ingest={"allowed_roots": [str(tmp_path / "alice-home")]}) as alice, \
+            machine(tmp_path, "bob") as bob:
+        alice.add_shared_workspace("team", location(s3))
+        report = alice.call("ingest_path", {"path": str(project), "project": "proj", "workspace": "team"}).result
+        assert report.files_indexed == 3
+        bob.add_shared_workspace("team", location(s3))
+        hits = bob.call("search", {"query": "how do we roll back a deploy", "workspace": "team"}).result.hits
+        assert hits and hits[0].source.endswith("docs/rollback.md")
+        status = bob.call("status", {"workspace": "team"}).text
+        assert "shared: s3://team-memory/engram/backend at http://127.0.0.1" in status
+        assert "memories" in status and "3 sources" in status
+        assert bob.call("status", {}).text.count("shared:") == 0  # the local default workspace says its folder
+
+
+def test_another_machines_note_shows_up_within_the_read_consistency_interval(s3: LoopbackS3, tmp_path: Path) -> None:
+    with machine(tmp_path, "alice") as alice, machine(tmp_path, "bob", store={"shared_read_consistency_sec": 0}) as bob:
+        alice.add_shared_workspace("team", location(s3))
+        bob.add_shared_workspace("team", location(s3))
+        assert bob.call("search", {"query": "espresso", "workspace": "team"}).result.hits == []
+        alice.call("store", {"content": "The office espresso machine needs descaling monthly", "workspace": "team"})
+        hits = bob.call("search", {"query": "espresso", "workspace": "team"}).result.hits
+        assert [h.content for h in hits] == ["The office espresso machine needs descaling monthly"]
+
+
+def test_the_bucket_stopped_mid_run_fails_clearly_local_work_goes_on_and_a_restart_brings_everything_back(
+        s3: LoopbackS3, tmp_path: Path) -> None:
+    with machine(tmp_path, "alice") as alice:
+        alice.add_shared_workspace("team", location(s3))
+        alice.call("store", {"content": "Release trains leave every second Tuesday", "workspace": "team"})
+        alice.call("store", {"content": "My local note about the dentist"})
+        s3.stop()
+        started = time.monotonic()
+        with pytest.raises(BucketUnreachable) as searched:
+            alice.call("search", {"query": "release trains", "workspace": "team"})
+        assert time.monotonic() - started < 30
+        assert searched.value.message.startswith("Shared workspace 'team' cannot be reached (s3://team-memory/")
+        assert "no connection to its storage could be made" in searched.value.message
+        assert "\n" not in searched.value.message
+        with pytest.raises(BucketUnreachable) as stored:
+            alice.call("store", {"content": "written while the bucket was away", "workspace": "team"})
+        assert stored.value.message.endswith("Nothing was written.")
+        # The other workspaces keep working meanwhile, reads and writes.
+        alice.call("store", {"content": "Another local note, about the plumber"})
+        assert len(alice.call("search", {"query": "plumber dentist note"}).result.hits) == 2
+        places = {p.name: p for p in alice.workspace_places()}
+        assert places["team"].reachable is False and "cannot be reached" in places["team"].problem
+        assert places["default"].reachable is True
+        s3.start()
+        hits = alice.call("search", {"query": "release trains", "workspace": "team"}).result.hits
+        assert [h.content for h in hits] == ["Release trains leave every second Tuesday"]
+        alice.call("store", {"content": "Written once the bucket was back", "workspace": "team"})
+        assert sorted(contents(alice)) == ["Release trains leave every second Tuesday",
+                                           "Written once the bucket was back"]
+
+
+def test_a_workspace_added_while_the_bucket_is_down_is_not_registered(s3: LoopbackS3, tmp_path: Path) -> None:
+    s3.stop()
+    with machine(tmp_path, "alice") as alice:
+        with pytest.raises(BucketUnreachable):
+            alice.add_shared_workspace("team", location(s3))
+        assert alice.workspace_names() == []
+        assert not (tmp_path / "alice" / "data" / "workspaces" / "team").exists()
+
+
+def test_bad_credentials_are_refused_clearly_and_nothing_is_written(s3: LoopbackS3, tmp_path: Path) -> None:
+    key_id, secret = s3.user("writer", ["s3:*"])
+    s3.enforce_auth()
+    for environ, fragment in (({"AWS_ACCESS_KEY_ID": key_id, "AWS_SECRET_ACCESS_KEY": "not-the-secret"},
+                               "the key id is unknown or the secret does not match"),
+                              ({"AWS_ACCESS_KEY_ID": "AKIAUNKNOWN0000000000", "AWS_SECRET_ACCESS_KEY": secret},
+                               "the key id is unknown or the secret does not match")):
+        with machine(tmp_path, "mallory", environ=environ) as engine:
+            with pytest.raises(BucketCredentialsRefused) as refused:
+                engine.add_shared_workspace("team", location(s3))
+            assert fragment in refused.value.message and "engram workspace add team" in refused.value.message
+            assert engine.workspace_names() == []
+    objects = s3.client("s3", (key_id, secret)).list_objects_v2(Bucket="team-memory").get("KeyCount", 0)
+    assert objects == 0
+    with machine(tmp_path, "alice", environ={"AWS_ACCESS_KEY_ID": key_id, "AWS_SECRET_ACCESS_KEY": secret}) as alice:
+        alice.add_shared_workspace("team", location(s3))
+        alice.call("store", {"content": "Signed properly", "workspace": "team"})
+        assert contents(alice) == ["Signed properly"]
+
+
+def test_a_read_only_key_can_search_but_a_write_is_refused_naming_the_permission(
+        s3: LoopbackS3, tmp_path: Path) -> None:
+    writer = s3.user("writer", ["s3:*"])
+    reader = s3.user("reader", ["s3:GetObject", "s3:ListBucket"])
+    s3.enforce_auth()
+    with machine(tmp_path, "alice", environ={"AWS_ACCESS_KEY_ID": writer[0], "AWS_SECRET_ACCESS_KEY": writer[1]}) as a:
+        a.add_shared_workspace("team", location(s3))
+        a.call("store", {"content": "Only writers may add notes", "workspace": "team"})
+    with machine(tmp_path, "guest", environ={"AWS_ACCESS_KEY_ID": reader[0], "AWS_SECRET_ACCESS_KEY": reader[1]}) as g:
+        g.add_shared_workspace("team", location(s3))
+        assert [h.content for h in g.call("search", {"query": "writers notes", "workspace": "team"}).result.hits] \
+            == ["Only writers may add notes"]
+        with pytest.raises(BucketForbidden) as refused:
+            g.call("store", {"content": "A guest's note", "workspace": "team"})
+        assert "is not allowed to write to s3://team-memory/engram/backend" in refused.value.message
+        assert "s3:PutObject" in refused.value.message
+    s3.open_auth()
+    with machine(tmp_path, "alice") as a:
+        assert contents(a) == ["Only writers may add notes"]
+
+
+def test_a_missing_bucket_and_missing_keys_say_what_to_fix(s3: LoopbackS3, tmp_path: Path) -> None:
+    with machine(tmp_path, "alice") as alice:
+        with pytest.raises(BucketMissing) as missing:
+            alice.add_shared_workspace("team", BucketLocation.parse("s3://no-such-bucket/x", endpoint=s3.endpoint))
+        assert "The bucket 'no-such-bucket' of shared workspace 'team' does not exist at http://127.0.0.1" \
+            in missing.value.message
+    with machine(tmp_path, "bob", environ={}) as bob:
+        with pytest.raises(WorkspaceError) as no_key:
+            bob.add_shared_workspace("team", location(s3))
+        assert no_key.value.title == "Bucket credentials missing"
+        assert "AWS_ACCESS_KEY_ID" in no_key.value.message and "--access-key-id" in no_key.value.message
+
+
+def test_a_key_given_once_is_kept_in_the_keyring_and_a_later_engine_uses_it(s3: LoopbackS3, tmp_path: Path) -> None:
+    with machine(tmp_path, "alice", environ={}) as alice:
+        alice.add_shared_workspace("team", location(s3), BucketCredentials(*OPEN_KEY))
+        alice.call("store", {"content": "Kept with a key from the keyring", "workspace": "team"})
+    assert stored_credentials("team") == BucketCredentials(*OPEN_KEY)
+    assert OPEN_KEY[1] not in (tmp_path / "alice" / "data" / "workspaces" / "team" / "location.json").read_text()
+    assert OPEN_KEY[1] not in repr(stored_credentials("team"))
+    with machine(tmp_path, "alice", environ={}) as again:
+        assert contents(again) == ["Kept with a key from the keyring"]
+        again.remove_shared_workspace("team")
+        assert again.workspace_names() == []
+        assert keyring.get_password("engram", "workspace:team") is None
+        with pytest.raises(WorkspaceNotFound):
+            again.call("search", {"query": "key", "workspace": "team"})
+
+
+def test_names_and_locations_are_checked_before_anything_is_contacted(s3: LoopbackS3, tmp_path: Path) -> None:
+    for uri, fragment in (("https://team-memory/x", "is not a bucket location"),
+                          ("s3://Team_Memory/x", "is not a valid bucket name"),
+                          ("s3://team-memory/../x", "is not a usable prefix")):
+        with pytest.raises(InvalidArgument) as refused:
+            BucketLocation.parse(uri)
+        assert fragment in refused.value.message and "s3://BUCKET/PREFIX" in refused.value.message
+    with pytest.raises(InvalidArgument, match="is not an endpoint URL"):
+        BucketLocation.parse("s3://team-memory/x", endpoint="minio.local:9000")
+    with machine(tmp_path, "alice") as alice:
+        alice.call("store", {"content": "a local note"})
+        with pytest.raises(InvalidArgument, match="already exists on this computer as a local workspace"):
+            alice.add_shared_workspace("default", location(s3))
+        alice.add_shared_workspace("team", location(s3))
+        with pytest.raises(InvalidArgument, match="is already shared at s3://team-memory/engram/backend"):
+            alice.add_shared_workspace("team", location(s3, "elsewhere"))
+
+
+def test_a_prefix_holding_other_tables_is_refused(s3: LoopbackS3, tmp_path: Path) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    from engram.core.store.bucket_access import storage_options
+
+    foreign = location(s3, "analytics")
+    db = lancedb.connect(foreign.uri, storage_options=storage_options(foreign, BucketCredentials(*OPEN_KEY)))
+    db.create_table("events", data=pa.table({"x": [1, 2]}))
+    with machine(tmp_path, "alice") as alice:
+        with pytest.raises(WorkspaceError, match="holds tables that are not an Engram workspace"):
+            alice.add_shared_workspace("team", foreign)
