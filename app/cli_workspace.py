@@ -67,7 +67,8 @@ def run(args: argparse.Namespace, engine: Engine) -> int:
             credentials = BucketCredentials(args.access_key_id.strip(), secret)
         place = engine.add_shared_workspace(args.name, location, credentials)
         how = "its access key is in the OS keyring" if credentials else "its access key comes from the environment"
-        joined = f"joined it ({place.memories:,} memories there)" if place.memories else "it is empty"
+        joined = (f"joined it ({place.memories:,} {'memory' if place.memories == 1 else 'memories'} there)"
+                  if place.memories else "it is empty")
         print(for_stream(f"shared workspace {args.name}: {location.describe()}; {joined}; {how}.", sys.stdout))
         print(f"Use it with --workspace {args.name} (tools: \"workspace\": \"{args.name}\").")
         return 0
@@ -97,7 +98,7 @@ def _state(p: WorkspacePlace) -> str:
         return kind
     if not p.reachable:
         return f"{kind} · not reachable"
-    return f"{kind} · {p.memories:,} memories"
+    return f"{kind} · {p.memories:,} {'memory' if p.memories == 1 else 'memories'}"
 
 
 def _as_json(p: WorkspacePlace) -> dict[str, Any]:

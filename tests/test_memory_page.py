@@ -231,3 +231,42 @@ def test_cancel_stops_an_ingest_and_keeps_the_files_it_finished(desktop: Desktop
     desktop.set_indexing_paused(False)
     sources = desktop.engine.call("status", {}).result.sources
     assert 0 < sources < files and sources % _BATCH_FILES == 0  # whole batches of whole files
+
+
+def test_a_shared_workspace_is_added_from_the_page_and_shown_as_shared(desktop: Desktop, qtbot: Any) -> None:
+    from engram.core.store.bucket_access import stored_credentials
+
+    from .s3_server import OPEN_KEY, LoopbackS3
+
+    s3 = LoopbackS3()
+    try:
+        s3.create_bucket("team-memory")
+        page = MemoryPage(desktop)
+        page.add_shared_workspace()
+        dialog = page.shared_dialog
+        assert dialog is not None and dialog.isVisible()
+        dialog.name.setText("team")
+        dialog.uri.setText("team-memory/engram")
+        dialog.add_button.click()
+        assert "is not a bucket location" in dialog.message.text() and dialog.isVisible()
+        dialog.uri.setText("s3://no-such-bucket/engram")
+        dialog.endpoint.setText(s3.endpoint)
+        dialog.key_id.setText(OPEN_KEY[0])
+        dialog.add_button.click()
+        assert "both the access key ID and its secret" in dialog.message.text()
+        dialog.secret.setText(OPEN_KEY[1])
+        dialog.add_button.click()
+        qtbot.waitUntil(lambda: dialog.message.text().startswith("Bucket not found: "), timeout=60_000)
+        assert dialog.isVisible() and "team" not in desktop.engine.workspace_names()
+        dialog.uri.setText("s3://team-memory/engram")
+        with qtbot.waitSignal(dialog.finished, timeout=60_000):
+            dialog.add_button.click()
+        assert page.message.text().startswith("Added shared workspace team: s3://team-memory/engram at http://")
+        assert stored_credentials("team") is not None and stored_credentials("team").access_key_id == OPEN_KEY[0]
+        qtbot.waitUntil(lambda: any(page.tree.topLevelItem(i).text(0).startswith("team (shared) — 0 memories")
+                                    for i in range(page.tree.topLevelItemCount())), timeout=30_000)
+        item = next(page.tree.topLevelItem(i) for i in range(page.tree.topLevelItemCount())
+                    if page.tree.topLevelItem(i).text(0).startswith("team"))
+        assert item.toolTip(0).startswith("Shared: s3://team-memory/engram at http://127.0.0.1")
+    finally:
+        s3.close()

@@ -253,3 +253,48 @@ def test_a_prefix_holding_other_tables_is_refused(s3: LoopbackS3, tmp_path: Path
     with machine(tmp_path, "alice") as alice:
         with pytest.raises(WorkspaceError, match="holds tables that are not an Engram workspace"):
             alice.add_shared_workspace("team", foreign)
+
+
+def test_the_command_line_adds_lists_uses_and_removes_a_shared_workspace(
+        s3: LoopbackS3, tmp_path: Path, model_file: Path) -> None:
+    import os
+    import shutil
+
+    models = tmp_path / "data" / "models"
+    models.mkdir(parents=True)
+    shutil.copy(model_file, models / model_file.name)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "AWS_"))}
+    env = {**clean, "ENGRAM_DATA_DIR": str(tmp_path / "data"), "ENGRAM_CONFIG_DIR": str(tmp_path / "config"),
+           "ENGRAM_EMBED_THREADS": "2", "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+
+    def engram(*args: str, stdin: str | None = None, keys: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "engram.app", *args], env={**env, **(ENV if keys else {})},
+                              capture_output=True, text=True, input=stdin, timeout=300, cwd=ROOT)
+
+    uri = "s3://team-memory/engram/cli"
+    no_keyring = engram("workspace", "add", "team", "--uri", uri, "--endpoint", s3.endpoint, "--access-key-id",
+                        OPEN_KEY[0], stdin=OPEN_KEY[1] + "\n", keys=False)
+    assert no_keyring.returncode == 1 and no_keyring.stdout == ""
+    assert no_keyring.stderr.startswith("engram: Keyring unavailable: The OS keyring refused the access key")
+    added = engram("workspace", "add", "team", "--uri", uri, "--endpoint", s3.endpoint)
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith(f"shared workspace team: {uri} at {s3.endpoint}; it is empty; its access key "
+                                   "comes from the environment.")
+    assert engram("remember", "The staging database is rebuilt every night", "-w", "team").returncode == 0
+    found = engram("search", "when is staging rebuilt", "-w", "team")
+    assert found.returncode == 0 and "The staging database is rebuilt every night" in found.stdout
+    listed = engram("workspace", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [f"team  shared · 1 memory         {uri} at {s3.endpoint}"]
+    s3.stop()
+    down = engram("search", "staging", "-w", "team")
+    assert down.returncode == 1
+    assert down.stderr.startswith("engram: Shared workspace unreachable: Shared workspace 'team' cannot be reached")
+    assert len(down.stderr.strip().splitlines()) == 1
+    assert "not reachable" in engram("workspace", "list").stdout
+    bad = engram("workspace", "add", "ops", "--uri", "http://team-memory/ops")
+    assert bad.returncode == 2 and "is not a bucket location" in bad.stderr
+    s3.start()
+    removed = engram("workspace", "remove", "team")
+    assert removed.returncode == 0 and f"{uri} keeps every memory" in removed.stdout
+    assert engram("workspace", "list", "--json").stdout.strip() == "[]"

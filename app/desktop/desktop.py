@@ -61,7 +61,7 @@ class Desktop(QObject):
         self.environ = dict(environ)
         self.places = places or Places.from_environ(self.environ)
         loaded = self.loaded_settings()
-        self.engine = engine or Engine(paths, loaded.settings)
+        self.engine = engine or Engine(paths, loaded.settings, environ=self.environ)
         self._owns_engine = engine is None
         self.jobs = Jobs(parent=self)
         self._unsubscribe = self.engine.subscribe(self.jobs.engine_event)

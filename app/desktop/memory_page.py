@@ -1,9 +1,10 @@
 """The Memory page: what Engram remembers, by workspace, project, file and note, and ways to tidy it.
 
-A tree lists the workspaces and their projects; opening a project loads its files (200 at a time, "Show
+A tree lists the workspaces (a shared one, in a team's bucket, says so) and their projects; opening a project loads its files (200 at a time, "Show
 more…" loads the next page) and its latest notes. Below the tree: a box to add a note, a button to ingest
 a folder with the ingests in progress (each with Cancel: it stops after the files being written, and those
-stay remembered), a switch to pause indexing, and Forget for the selected file or note.
+stay remembered), a switch to pause indexing, Forget for the selected file or note, and a button that adds a
+shared workspace.
 Every engine call runs as a job; the tree is read again a second after anyone writes or forgets memories.
 """
 
@@ -30,12 +31,14 @@ from PySide6.QtWidgets import (
 )
 
 from engram.core import EngramError
+from engram.core.workspaces import WorkspacePlace
 
 from .cards import ForgetTarget, ask_to_forget
 from .counts import count_of
 from .job_row import JobRow
 from .jobs import Job
 from .memory_tree import NOTES_SHOWN, ROLE, Entry, Row, entry_of, fill, read_project, read_workspaces, sync
+from .shared_dialog import SharedWorkspaceDialog
 
 if TYPE_CHECKING:
     from .desktop import Desktop
@@ -88,6 +91,10 @@ class MemoryPage(QWidget):
         self.forget_button.setEnabled(False)
         self.forget_button.clicked.connect(self.confirm_forget)
         self.tree.itemSelectionChanged.connect(lambda: self.forget_button.setEnabled(self.selected() is not None))
+        self.share_button = _named(QPushButton("Add a shared workspace…"), "Add a shared workspace")
+        self.share_button.setToolTip("A workspace in a bucket your team shares (S3 or S3-compatible storage)")
+        self.share_button.clicked.connect(self.add_shared_workspace)
+        self.shared_dialog: SharedWorkspaceDialog | None = None
 
         self.note = _named(QPlainTextEdit(), "Note to remember")
         self.note.setPlaceholderText("Something to remember, e.g. we deploy on Tuesdays after the review.")
@@ -116,7 +123,7 @@ class MemoryPage(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.tree, 3)
-        layout.addLayout(_row(self.message, self.forget_button))
+        layout.addLayout(_row(self.message, self.share_button, self.forget_button))
         layout.addLayout(_row(add, ingest), 1)
         self._rows: dict[int, JobRow] = {}
         self._cancels: dict[int, QPushButton] = {}
@@ -145,10 +152,14 @@ class MemoryPage(QWidget):
             return
         rows: list[Row] = []
         for name, status in job.result:
-            text = (f"{name} — could not be read: {status.message}" if isinstance(status, EngramError) else
-                    f"{name} — {count_of(status.memories, 'memory', 'memories')}, "
+            if isinstance(status, EngramError):
+                rows.append((f"{name} — could not be read: {status.message}", Entry("workspace", name), ""))
+                continue
+            shared = " (shared)" if status.shared_at else ""
+            text = (f"{name}{shared} — {count_of(status.memories, 'memory', 'memories')}, "
                     f"{count_of(status.sources, 'file', 'files')}")
-            rows.append((text, Entry("workspace", name), ""))
+            where = f"Shared: {status.shared_at}" if status.shared_at else f"On this computer: {status.folder}"
+            rows.append((text, Entry("workspace", name), where))
         if not rows:
             rows.append(("Nothing stored yet: add a note or ingest a folder.", Entry("empty"), ""))
         for item, (name, status) in zip(sync(root, rows), job.result, strict=False):
@@ -240,6 +251,21 @@ class MemoryPage(QWidget):
         if first:
             for group in groups:
                 group.setExpanded(True)
+
+    # ------------------------------------------------------------------ shared
+
+    def add_shared_workspace(self) -> None:
+        """Open the dialog that adds a shared workspace (window-modal; it contacts the bucket in a job)."""
+        engine = self.desktop.engine
+        self.shared_dialog = SharedWorkspaceDialog(self, self.desktop.jobs, engine.add_shared_workspace,
+                                                   self._shared_added)
+        self.shared_dialog.open()
+
+    def _shared_added(self, place: WorkspacePlace) -> None:
+        joined = (f"joined it ({count_of(place.memories or 0, 'memory', 'memories')} there)" if place.memories
+                  else "it is empty")
+        self.message.setText(f"Added shared workspace {place.name}: {place.where}; {joined}.")
+        self.reload()
 
     # ------------------------------------------------------------------ forget
 

@@ -129,8 +129,9 @@ def _open_in_bucket(cls: type[WorkspaceStore], name: str, folder: Path, bucket: 
                                               schema=_META_SCHEMA))
         return cls(name, folder, db, dimensions, location)
     except (OSError, ValueError, RuntimeError) as exc:
-        logger.warning("opening shared workspace '%s' at %s failed: %s", name, location.uri, exc)
         found = bucket_failure(exc, name, location, "opening", write=writing)
+        (logger.info if found else logger.warning)("opening shared workspace '%s' at %s failed: %s", name,
+                                                   location.uri, exc)
         raise (found or unknown_failure(name, location, "opening")) from exc
 
 

@@ -99,11 +99,12 @@ class WorkspaceStore:
     def failure(self, exc: Exception, doing: str, *, write: bool = False) -> EngramError:
         """The error to raise for a library failure while ``doing`` something to this workspace: a typed bucket
         error when a shared workspace's storage failed, else a store error pointing at Engram's log."""
-        logger.warning("%s workspace '%s' failed: %s", doing, self.name, exc)
         if self.location is not None:
             found = bucket_failure(exc, self.name, self.location, doing, write=write)
-            if found is not None:
+            if found is not None:  # an expected condition, said in full by the error: the library's text is detail
+                logger.info("%s shared workspace '%s' failed: %s", doing, self.name, exc)
                 return found
+        logger.warning("%s workspace '%s' failed: %s", doing, self.name, exc)
         if write:
             return StoreError(f"{doing.capitalize()} workspace '{self.name}' failed (the details are in Engram's log); "
                               "nothing was changed by the failed step. Check that the disk is not full and Engram's "
