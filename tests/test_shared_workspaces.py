@@ -10,8 +10,9 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import keyring
 import pytest
@@ -26,11 +27,13 @@ from engram.core.store.bucket_errors import (
     BucketUnreachable,
 )
 from engram.core.store.location import BucketLocation
+from engram.core.store.workspace import UNREACHABLE_HOLD_SEC
 
 from .conftest import HashingEmbedder, write_tree
 from .s3_server import OPEN_KEY, LoopbackS3
 
 ROOT = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 ENV = {"AWS_ACCESS_KEY_ID": OPEN_KEY[0], "AWS_SECRET_ACCESS_KEY": OPEN_KEY[1]}
 
 
@@ -58,6 +61,18 @@ def location(s3: LoopbackS3, prefix: str = "engram/backend") -> BucketLocation:
 def contents(engine: Engine, workspace: str = "team") -> list[str]:
     store = engine.store(workspace)
     return [r["content"] for r in store.scan(store.memories, None, ["content"])]
+
+
+def until_reachable(call: Callable[[], T]) -> T:
+    """``call`` once the bucket answers again: a workspace found unreachable is not asked again for a few seconds."""
+    deadline = time.monotonic() + UNREACHABLE_HOLD_SEC + 30
+    while True:
+        try:
+            return call()
+        except BucketUnreachable:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.25)
 
 
 def test_two_engines_in_two_processes_store_500_notes_each_and_both_see_all_1000_once(
@@ -127,9 +142,11 @@ def test_the_bucket_stopped_mid_run_fails_clearly_local_work_goes_on_and_a_resta
         assert searched.value.message.startswith("Shared workspace 'team' cannot be reached (s3://team-memory/")
         assert "no connection to its storage could be made" in searched.value.message
         assert "\n" not in searched.value.message
+        started = time.monotonic()
         with pytest.raises(BucketUnreachable) as stored:
             alice.call("store", {"content": "written while the bucket was away", "workspace": "team"})
         assert stored.value.message.endswith("Nothing was written.")
+        assert time.monotonic() - started < 1.0, "moments after a failure, the next call does not wait again"
         # The other workspaces keep working meanwhile, reads and writes.
         alice.call("store", {"content": "Another local note, about the plumber"})
         assert len(alice.call("search", {"query": "plumber dentist note"}).result.hits) == 2
@@ -137,7 +154,7 @@ def test_the_bucket_stopped_mid_run_fails_clearly_local_work_goes_on_and_a_resta
         assert places["team"].reachable is False and "cannot be reached" in places["team"].problem
         assert places["default"].reachable is True
         s3.start()
-        hits = alice.call("search", {"query": "release trains", "workspace": "team"}).result.hits
+        hits = until_reachable(lambda: alice.call("search", {"query": "release trains", "workspace": "team"})).result.hits
         assert [h.content for h in hits] == ["Release trains leave every second Tuesday"]
         alice.call("store", {"content": "Written once the bucket was back", "workspace": "team"})
         assert sorted(contents(alice)) == ["Release trains leave every second Tuesday",

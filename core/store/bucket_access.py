@@ -22,11 +22,13 @@ logger = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "engram"
 #: How long one request may take, and how often a failed one is retried, before a search or a write says the bucket
-#: cannot be reached. LanceDB's defaults (10 retries within 3 minutes) would hold a search for minutes.
+#: cannot be reached. LanceDB's defaults (3 retries within 3 minutes, no request timeout) held one search for 12
+#: minutes against a server that accepted connections and never answered; with these, a refused connection fails
+#: in about 2 s and a silent server in about 70 s (LanceDB retries some reads itself, about 7 requests' time).
 CONNECT_TIMEOUT = "3s"
-REQUEST_TIMEOUT = "30s"
-MAX_RETRIES = 2
-RETRY_TIMEOUT_SEC = 10
+REQUEST_TIMEOUT = "10s"
+MAX_RETRIES = 1
+RETRY_TIMEOUT_SEC = 5
 
 
 class KeyringRefused(WorkspaceError):

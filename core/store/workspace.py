@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from ..errors import EngramError, StoreError
 from . import filters as sql
-from .bucket_errors import bucket_failure, is_commit_conflict
+from .bucket_errors import BucketUnreachable, bucket_failure, is_commit_conflict
 from .location import BucketLocation
 from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SOURCE_PREFIX, SOURCES_SCHEMA
 from .timestamps import clamp_timestamps
@@ -37,6 +37,8 @@ _FTS_COLUMN = "content"
 #: A shared workspace's write that keeps losing commit races to other machines is tried this many times in all.
 _COMMIT_ATTEMPTS = 8
 _COMMIT_BACKOFF_SEC = 0.05
+#: How long a shared workspace found unreachable answers "unreachable" at once, before its storage is tried again.
+UNREACHABLE_HOLD_SEC = 5.0
 _IF_IT_KEEPS_FAILING = ("Try again; if it keeps failing, the workspace's files may be damaged: restore them from a "
                         "backup, or ingest into a new workspace.")
 
@@ -59,6 +61,8 @@ class WorkspaceStore:
         self.folder = folder
         #: The bucket of a shared workspace (``None``: the workspace lives in ``folder``).
         self.location = location
+        #: Until when (monotonic) a shared workspace counts as unreachable, and the failure that found it so.
+        self._unreachable: tuple[float, Exception] | None = None
         self.dimensions = dimensions
         self._db = db
         self.memories = db.open_table("memories")
@@ -98,11 +102,17 @@ class WorkspaceStore:
 
     def failure(self, exc: Exception, doing: str, *, write: bool = False) -> EngramError:
         """The error to raise for a library failure while ``doing`` something to this workspace: a typed bucket
-        error when a shared workspace's storage failed, else a store error pointing at Engram's log."""
+        error when a shared workspace's storage failed, else a store error pointing at Engram's log.
+
+        A shared workspace whose storage cannot be reached is held as such for ``UNREACHABLE_HOLD_SEC``: calls in
+        that time fail at once (``reachable``) instead of each waiting for the network to fail again.
+        """
         if self.location is not None:
             found = bucket_failure(exc, self.name, self.location, doing, write=write)
             if found is not None:  # an expected condition, said in full by the error: the library's text is detail
                 logger.info("%s shared workspace '%s' failed: %s", doing, self.name, exc)
+                if isinstance(found, BucketUnreachable):
+                    self._unreachable = (time.monotonic() + UNREACHABLE_HOLD_SEC, exc)
                 return found
         logger.warning("%s workspace '%s' failed: %s", doing, self.name, exc)
         if write:
@@ -112,9 +122,25 @@ class WorkspaceStore:
         return StoreError(f"{doing.capitalize()} workspace '{self.name}' failed (the details are in Engram's log). "
                           f"{_IF_IT_KEEPS_FAILING}")
 
+    def reachable(self, doing: str, *, write: bool = False) -> None:
+        """Raise at once while a shared workspace's storage was found unreachable moments ago.
+
+        Raises:
+            BucketUnreachable: within ``UNREACHABLE_HOLD_SEC`` of the failure that found it so.
+        """
+        held = self._unreachable
+        if held is None or self.location is None:
+            return
+        if time.monotonic() >= held[0]:
+            self._unreachable = None
+            return
+        found = bucket_failure(held[1], self.name, self.location, doing, write=write)
+        raise found if found is not None else BucketUnreachable(str(held[1]))
+
     # ------------------------------------------------------------------- reads
 
     def _rows(self, query: Any) -> list[dict[str, Any]]:
+        self.reachable("reading")
         try:
             table = query.to_arrow()
         except (OSError, ValueError, RuntimeError) as exc:
@@ -144,6 +170,7 @@ class WorkspaceStore:
         return self._rows(query.limit(limit))  # None: every matching row (plain scans only)
 
     def count(self, table: Any, where: str | None = None) -> int:
+        self.reachable("counting rows in")
         try:
             return cast(int, table.count_rows(where) if where else table.count_rows())
         except (OSError, ValueError, RuntimeError) as exc:
@@ -189,6 +216,7 @@ class WorkspaceStore:
         return any(_FTS_COLUMN in idx.columns and idx.index_type == "FTS" for idx in self.indices(self.memories))
 
     def indices(self, table: Any) -> list[Any]:
+        self.reachable("listing indexes of")
         try:
             return list(table.list_indices())
         except (OSError, ValueError, RuntimeError) as exc:
@@ -200,6 +228,7 @@ class WorkspaceStore:
         Raises:
             StoreError: it cannot be read (for a shared workspace: a bucket error saying why).
         """
+        self.reachable("reading")
         try:
             return cast(int, table.version)
         except (OSError, ValueError, RuntimeError) as exc:
@@ -232,6 +261,7 @@ class WorkspaceStore:
 
     def _write(self, what: str, fn: Any) -> Any:
         require_writer()
+        self.reachable(f"writing {what} to", write=True)
         for attempt in range(_COMMIT_ATTEMPTS):
             try:
                 result = fn()
