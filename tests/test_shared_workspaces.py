@@ -147,6 +147,10 @@ def test_the_bucket_stopped_mid_run_fails_clearly_local_work_goes_on_and_a_resta
             alice.call("store", {"content": "written while the bucket was away", "workspace": "team"})
         assert stored.value.message.endswith("Nothing was written.")
         assert time.monotonic() - started < 1.0, "moments after a failure, the next call does not wait again"
+        for tool, args in (("recall", {"question": "when do release trains leave?"}), ("list_sources", {}),
+                           ("wake_up", {}), ("kg_query", {})):
+            with pytest.raises(BucketUnreachable):  # every tool says the one thing, none a library error
+                alice.call(tool, {**args, "workspace": "team"})
         # The other workspaces keep working meanwhile, reads and writes.
         alice.call("store", {"content": "Another local note, about the plumber"})
         assert len(alice.call("search", {"query": "plumber dentist note"}).result.hits) == 2

@@ -17,6 +17,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from ..errors import EngramError
+from ..store.bucket_errors import WHOLE_WORKSPACE
 from ..tools import reads
 from ..tools.results import FactList, FileChunks, MemoryList, NeighborList, SearchResult, SourceInfo, SourceList
 from ..tools.scope import Scope
@@ -85,6 +86,8 @@ def _run_step(scope: Scope, step: Step, reads: Mapping[str, Tool]) -> tuple[Step
         result = reads[step.tool].rows(scope, **step.args)
         items = _evidence(step.number, result)
         report = StepReport(number=step.number, tool=step.tool, args=step.args, results=len(items))
+    except WHOLE_WORKSPACE:
+        raise  # no step can answer: the recall says so once, as a search does
     except EngramError as exc:
         items, report = [], StepReport(number=step.number, tool=step.tool, args=step.args, error=exc.message)
     except Exception:  # top level of one step: report it in the step's line, keep the others

@@ -139,10 +139,11 @@ class WorkspaceStore:
 
     # ------------------------------------------------------------------- reads
 
-    def _rows(self, query: Any) -> list[dict[str, Any]]:
+    def _rows(self, query: Callable[[], Any]) -> list[dict[str, Any]]:
+        """Run the query ``query()`` builds (building one can read the table: a bucket's too) into rows."""
         self.reachable("reading")
         try:
-            table = query.to_arrow()
+            table = query().to_arrow()
         except (OSError, ValueError, RuntimeError) as exc:
             # The library's text can hold the filter and the data folder's paths: it goes to the log only.
             raise self.failure(exc, "reading") from exc
@@ -162,12 +163,15 @@ class WorkspaceStore:
     def scan(self, table: Any, where: str | None, columns: Sequence[str] | None = None,
              limit: int | None = None) -> list[dict[str, Any]]:
         """Rows of ``table`` matching ``where`` (unordered), at most ``limit``."""
-        query = table.search()
-        if where:
-            query = query.where(where)
-        if columns:
-            query = query.select(list(columns))
-        return self._rows(query.limit(limit))  # None: every matching row (plain scans only)
+        def query() -> Any:
+            built = table.search()
+            if where:
+                built = built.where(where)
+            if columns:
+                built = built.select(list(columns))
+            return built.limit(limit)  # None: every matching row (plain scans only)
+
+        return self._rows(query)
 
     def count(self, table: Any, where: str | None = None) -> int:
         self.reachable("counting rows in")
@@ -192,12 +196,15 @@ class WorkspaceStore:
 
         Uses the vector index when there is one, unless ``exact`` asks for a full scan.
         """
-        query = self.memories.search(vector, vector_column_name="vector").distance_type("cosine")
-        if exact:
-            query = query.bypass_vector_index()
-        if where:
-            query = query.where(where, prefilter=True)
-        return self._rows(query.select([*columns, "_distance"]).limit(k))
+        def query() -> Any:
+            built = self.memories.search(vector, vector_column_name="vector").distance_type("cosine")
+            if exact:
+                built = built.bypass_vector_index()
+            if where:
+                built = built.where(where, prefilter=True)
+            return built.select([*columns, "_distance"]).limit(k)
+
+        return self._rows(query)
 
     def text_search(self, text: str, k: int, where: str | None, columns: Sequence[str]) -> list[dict[str, Any]]:
         """The ``k`` best full-text (BM25) matches for ``text``, best first.
@@ -207,10 +214,13 @@ class WorkspaceStore:
         """
         if not self.has_fts():
             raise StoreError(f"Workspace '{self.name}' has no full-text index; the next ingest rebuilds it.")
-        query = self.memories.search(text, query_type="fts", fts_columns=_FTS_COLUMN)
-        if where:
-            query = query.where(where, prefilter=True)
-        return self._rows(query.select([*columns, "_score"]).limit(k))
+        def query() -> Any:
+            built = self.memories.search(text, query_type="fts", fts_columns=_FTS_COLUMN)
+            if where:
+                built = built.where(where, prefilter=True)
+            return built.select([*columns, "_score"]).limit(k)
+
+        return self._rows(query)
 
     def has_fts(self) -> bool:
         return any(_FTS_COLUMN in idx.columns and idx.index_type == "FTS" for idx in self.indices(self.memories))
