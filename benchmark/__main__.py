@@ -1,6 +1,6 @@
 """The benchmark runner: ``python -m benchmark <suite> [options]`` (see benchmark/README.md).
 
-Suites: recall, quality, speed, mcp, models, budget, writes, shared (a workspace in an S3 bucket on loopback), conversation (LoCoMo, with --data), recall-llm (with
+Suites: recall, quality, speed, ingest (where a fresh ingest's time goes; an edit re-ingested), mcp, models, budget, writes, shared (a workspace in an S3 bucket on loopback), conversation (LoCoMo, with --data), recall-llm (with
 --model), chat (with one or more --model), or all (neither recall-llm nor chat; quality and conversation only where their data is); ``fetch-models``
 downloads the Qwen2.5-Coder GGUFs recall-llm is measured with (benchmark/bench_models.py). Each writes result.json, summary.md and its plots under
 ``benchmark/results/<suite>-<UTC timestamp>/`` (``--results`` moves them) and prints the summary.
@@ -16,7 +16,7 @@ from .common import ROOT, Run
 
 DEFAULT_SCIFACT = ROOT.parents[1] / "shared" / "data" / "scifact.zip"
 DEFAULT_LOCOMO = ROOT.parents[1] / "shared" / "data" / "locomo-public.json"
-SUITES = ("recall", "quality", "conversation", "speed", "mcp", "models", "budget", "writes", "shared")
+SUITES = ("recall", "quality", "conversation", "speed", "ingest", "mcp", "models", "budget", "writes", "shared")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
             from .budget import run_suite as budget
 
             folder = budget(run, args.lookups)
+        elif suite == "ingest":
+            from .ingest import run_suite as ingest
+
+            folder = ingest(run, args.lookups)
         elif suite == "shared":
             from .shared import run_suite as shared
 
