@@ -112,7 +112,7 @@ def test_an_unexpected_failure_in_a_step_is_contained(engine: Engine, filled: di
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     class BrokenTable:
         def search(self, *args: object, **kwargs: object) -> None:
-            raise OSError("facts table unreadable (test)")
+            raise TypeError("facts table unreadable (test)")  # not a library error the store translates
 
     monkeypatch.setattr(engine.store(), "facts", BrokenTable())
     out = engine.call("recall", {"question": "q", "plan": [{"tool": "kg_query", "args": {}},
