@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from .jobs import Job, Jobs
 
 INTRO = ("A shared workspace lives in a bucket your team already has (AWS S3, MinIO, Ceph, Cloudflare R2, …). "
-         "Everyone who adds the same bucket location finds and adds to the same memories; embeddings are still "
-         "computed on each computer.")
+         "Everyone who adds the same bucket location finds and adds to the same memories. Ask whoever runs the "
+         "storage for the bucket location and an access key.")
 
 
 def _field(placeholder: str, name: str, *, secret: bool = False) -> QLineEdit:
@@ -74,6 +74,7 @@ class SharedWorkspaceDialog(QDialog):
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.add_button = self.buttons.addButton("Add", QDialogButtonBox.ButtonRole.AcceptRole)
         self.add_button.setAccessibleName("Add the shared workspace")
+        self.add_button.setDefault(True)
         self.buttons.accepted.connect(self.submit)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
