@@ -14,6 +14,7 @@ from engram.core.errors import InvalidArgument, StoreError
 from engram.core.recall.digests import refresh_digests
 from engram.core.recall.pack import ByteTokenizer, ModelTokenizer, covers, item_text
 from engram.core.store import WorkspaceStore, Writer
+from engram.core.store.schema import SCHEMA_VERSION
 
 from .conftest import write_tree
 
@@ -171,7 +172,7 @@ def test_a_store_from_schema_1_gains_the_digests_table_and_keeps_its_data(tmp_pa
     (folder / "workspace.json").write_text(json.dumps({"schema_version": 1, "dimensions": 384, "embed_model": "m"}))
     reopened = writer.run(lambda: WorkspaceStore.open("w", folder, dimensions=384, embed_model="m",
                                                       read_consistency=timedelta(0), create=False))
-    assert json.loads((folder / "workspace.json").read_text())["schema_version"] == 2
+    assert json.loads((folder / "workspace.json").read_text())["schema_version"] == SCHEMA_VERSION
     assert reopened.count(reopened.digests) == 0
     assert reopened.memories_by_ids(["a" * 12], ["content"])["a" * 12]["content"] == "kept"
     writer.close()

@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engram.core import Engine, Paths, Settings
 from engram.core.errors import StoreError
-from engram.core.retrieval.fusion import fuse
+from engram.core.retrieval.fusion import fuse, fuse_scores
+from engram.core.retrieval.speakers import named_speakers_first
 
 from .conftest import HashingEmbedder, write_tree
 
@@ -22,6 +24,80 @@ def test_rrf_scores_are_weighted_reciprocal_ranks() -> None:
     assert scores["c"] == pytest.approx(2 / 62)
     assert [f.id for f in fused] == ["b", "c", "a"]
     assert fused[0].ranks == {"semantic": 2, "lexical": 1}
+
+
+def test_convex_fusion_weighs_each_channels_scores_scaled_to_its_own_range() -> None:
+    fused = fuse_scores({"semantic": [("a", 0.9), ("b", 0.7), ("c", 0.5)], "lexical": [("b", 12.0), ("d", 4.0)],
+                         "graph": [("e", 3.0), ("c", 1.0)]},
+                        {"semantic": 1.0, "lexical": 1.0, "graph": 0.1})
+    scores = {f.id: f.score for f in fused}
+    # semantic and lexical weigh half each; the graph 0.1 on their scale (0.05); a channel's best scales to 1.
+    assert scores == pytest.approx({"a": 0.5, "b": 0.5 * 0.5 + 0.5, "c": 0.0 + 0.0, "d": 0.0, "e": 0.05})
+    assert [f.id for f in fused][:2] == ["b", "a"]
+    assert fused[0].ranks == {"semantic": 2, "lexical": 1}
+    alone = fuse_scores({"lexical": [("x", 3.0), ("y", 1.0)]}, {"semantic": 1.0, "lexical": 1.0, "graph": 0.1})
+    assert [(f.id, f.score) for f in alone] == [("x", 1.0), ("y", 0.0)]  # a channel alone weighs 1
+    assert [f.score for f in fuse_scores({"semantic": [("only", 0.3)]}, {})] == [1.0]
+
+
+def test_a_query_naming_one_speaker_puts_that_speakers_exchanges_first() -> None:
+    rows = {"1": {"kind": "exchange", "content": "Melanie: I went to the pottery class."},
+            "2": {"kind": "exchange", "content": "Caroline: The support group was moving."},
+            "3": {"kind": "note", "content": "Caroline: not an exchange, never moved"},
+            "4": {"kind": "exchange", "content": "Caroline: I am researching adoption agencies."},
+            "5": {"kind": "exchange", "content": "no speaker here"}}
+    order = ["1", "2", "3", "4", "5"]
+    assert named_speakers_first("What is caroline researching?", order, rows) == ["2", "4", "1", "3", "5"]
+    assert named_speakers_first("What did Caroline and Melanie do?", order, rows) == order  # both: no change
+    assert named_speakers_first("what about adoption?", order, rows) == order  # nobody named
+    assert named_speakers_first("Carolines plans", order, rows) == order  # a whole word only
+
+
+def test_an_exchange_is_embedded_with_the_start_of_the_one_before_it(paths: Paths) -> None:
+    embedder = HashingEmbedder()
+    with Engine(paths, Settings(), embedder=embedder) as engine:
+        first = engine.call("store", {"content": "Caroline: I went to the LGBTQ support group yesterday.",
+                                      "kind": "exchange", "project": "chat"}).result.id
+        engine.call("store", {"content": "An unrelated note in between", "project": "chat"})
+        second = engine.call("store", {"content": "Melanie: Cool! What did it look like?", "kind": "exchange",
+                                       "project": "chat", "title": "Melanie, 8 May"}).result.id
+        vectors = {r["id"]: np.asarray(r["vector"]) for r in engine.store().scan(engine.store().memories, None,
+                                                                                 ["id", "vector"])}
+    own, in_context = embedder.embed(["Melanie, 8 May\nMelanie: Cool! What did it look like?",
+                                      "Melanie, 8 May\nCaroline: I went to the LGBTQ support group yesterday.\n"
+                                      "Melanie: Cool! What did it look like?"])
+    expected = (own + in_context) / np.linalg.norm(own + in_context)
+    assert vectors[second] == pytest.approx(expected, abs=1e-6)
+    assert vectors[first] == pytest.approx(embedder.embed(["Caroline: I went to the LGBTQ support group "
+                                                           "yesterday."])[0], abs=1e-6)  # the first has none before it
+    # A later process reads the previous exchange back from the workspace.
+    with Engine(paths, Settings(), embedder=embedder) as engine:
+        third = engine.call("store", {"content": "Caroline: Rainbow flags everywhere.", "kind": "exchange",
+                                      "project": "chat"}).result.id
+        vector = engine.store().memories_by_ids([third], ["vector"])[third]["vector"]
+    own, in_context = embedder.embed(["Caroline: Rainbow flags everywhere.",
+                                      "Melanie: Cool! What did it look like?\nCaroline: Rainbow flags everywhere."])
+    assert np.asarray(vector) == pytest.approx((own + in_context) / np.linalg.norm(own + in_context), abs=1e-6)
+
+
+def test_feedback_finds_what_the_best_results_are_about_beyond_the_querys_words(paths: Paths) -> None:
+    texts = {"hit": "alpha beta", "related": "beta gamma", "unrelated": "delta epsilon"}
+    for feedback, expected in ((False, ["hit"]), (True, ["hit", "related"])):
+        settings = Settings.model_validate({"search": {"feedback": feedback}})
+        with Engine(paths, settings, embedder=HashingEmbedder()) as engine:
+            if feedback is False:
+                ids = {engine.call("store", {"content": c}).result.id: k for k, c in texts.items()}
+            hits = engine.call("search", {"query": "alpha", "channels": ["semantic"], "limit": 3}).result.hits
+            # Without feedback only "hit" shares a word with the query; the rest tie at zero similarity.
+            found = [ids[h.id] for h in hits if h.score > 0]
+            assert found == expected
+
+
+def test_the_title_is_searched_as_words_too(engine: Engine) -> None:
+    note = engine.call("store", {"content": "We agreed to ship on Friday", "title": "Standup, 3 March"}).result.id
+    engine.call("store", {"content": "Shipping checklist lives in the wiki"})
+    hits = engine.call("search", {"query": "standup", "channels": ["lexical"]}).result.hits
+    assert [h.id for h in hits] == [note]
 
 
 def notes(engine: Engine) -> dict[str, str]:

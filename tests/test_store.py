@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -99,3 +99,57 @@ def test_memories_written_by_another_process_are_kept_and_visible(tmp_path: Path
         got = engine.call("get_memory", {"ids": [memory_id]}).result
         assert got.items[0].content == "written by the child process"
         assert engine.call("status").result.memories == 2
+
+
+def test_a_schema_2_store_gets_its_title_into_the_full_text_index_without_re_embedding(tmp_path: Path) -> None:
+    """A workspace written before search_text existed (schema 2: the full-text index on content alone) is opened
+    by this version: its rows are kept with their vectors, and a search finds a word that only a title holds."""
+    import lancedb
+    import pyarrow as pa
+    from lancedb.index import FTS
+
+    from engram.core.store.schema import (
+        DIGESTS_SCHEMA,
+        EDGES_SCHEMA,
+        FACTS_SCHEMA,
+        SOURCES_SCHEMA,
+        memories_schema,
+    )
+
+    folder = tmp_path / "data" / "workspaces" / "default"
+    folder.mkdir(parents=True)
+    (folder / "workspace.json").write_text(json.dumps({"schema_version": 2, "dimensions": 384,
+                                                       "embed_model": "all-minilm-l6-v2"}))
+    old = pa.schema([f for f in memories_schema(384) if f.name != "search_text"])
+    embedder = HashingEmbedder()
+    rows = [("m1", "Caroline, 8 May 2023", "Caroline: I went to the support group yesterday."),
+            ("m2", "Melanie, 9 June 2023", "Melanie: That sounds wonderful, tell me more.")]
+    vectors = embedder.embed([f"{t}\n{c}" for _, t, c in rows])
+    now = datetime(2023, 5, 8, tzinfo=UTC)
+    data = pa.Table.from_pylist([{
+        "id": i, "project": "conversation", "source": "", "kind": "exchange", "type": "note", "tags": ["kind:exchange"],
+        "title": t, "content": c, "vector": v.tolist(), "created_at": now, "updated_at": now, "content_hash": i,
+        "chunk_index": 0, "start_line": 0, "end_line": 0} for (i, t, c), v in zip(rows, vectors, strict=True)],
+        schema=old)
+    db = lancedb.connect(folder / "lance")
+    memories = db.create_table("memories", data=data)
+    memories.create_index("content", config=FTS(with_position=False, stem=True, remove_stop_words=True,
+                                                ascii_folding=True))
+    for name, schema in (("sources", SOURCES_SCHEMA), ("facts", FACTS_SCHEMA), ("edges", EDGES_SCHEMA),
+                         ("digests", DIGESTS_SCHEMA)):
+        db.create_table(name, schema=schema)
+    stored_vectors = {r["id"]: r["vector"] for r in memories.to_arrow().to_pylist()}
+
+    with Engine(Paths(tmp_path / "data", tmp_path / "config", tmp_path / "logs"), Settings(),
+                embedder=embedder) as engine:
+        hits = engine.call("search", {"query": "what happened in June", "channels": ["lexical"]}).result.hits
+        assert [h.id for h in hits] == ["m2"]  # "June" is in its title alone
+        store = engine.store()
+        assert [(i.columns, i.index_type) for i in store.indices(store.memories)] == [(["search_text"], "FTS")]
+        after = {r["id"]: r for r in store.scan(store.memories, None, ["id", "vector", "search_text"])}
+        assert {i: r["vector"] for i, r in after.items()} == stored_vectors, "nothing is embedded again"
+        assert after["m1"]["search_text"] == "Caroline, 8 May 2023\nCaroline: I went to the support group yesterday."
+        engine.call("store", {"content": "A new note after the upgrade", "title": "Upgrade"})
+        assert engine.call("search", {"query": "upgrade", "channels": ["lexical"]}).result.hits
+    meta = json.loads((folder / "workspace.json").read_text())
+    assert meta["schema_version"] == SCHEMA_VERSION == 3

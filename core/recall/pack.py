@@ -171,7 +171,8 @@ def context_pack(scope: Scope, request: PackRequest, tokenizer: Tokenizer | None
     params = SearchParams(limit=request.k * 3, k_per_channel=request.k, rrf_k=cfg.rrf_k,
                           weights={"semantic": cfg.weight_semantic, "lexical": cfg.weight_lexical,
                                    "graph": cfg.weight_graph},
-                          graph_seeds=request.graph_seeds, graph_hops=request.hops, graph_reverse=request.graph_reverse)
+                          graph_seeds=request.graph_seeds, graph_hops=request.hops, graph_reverse=request.graph_reverse,
+                          fusion=cfg.fusion, feedback=cfg.feedback)
     vector, withheld = prepared_vector(scope, request.run, request.query)
     outcome = hybrid_search(scope.store, scope.embedder_or_none(), request.query, filters, params, vector=vector,
                             withheld=withheld)

@@ -18,8 +18,9 @@ from ..errors import EngramError
 from ..store import WorkspaceStore
 from ..store import filters as sql
 from ..store.bucket_errors import WHOLE_WORKSPACE
-from .fusion import fuse
+from .fusion import Fused, fuse, fuse_scores
 from .graph import walk
+from .speakers import named_speakers_first
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,13 @@ class Filters:
         )
 
 
+#: Candidates each channel gives the convex fusion (scores need a channel's longer tail to scale against).
+CONVEX_DEPTH = 100
+#: Dense pseudo-relevance feedback: the query's vector moves towards the mean of the best fused results' vectors.
+FEEDBACK_DOCS = 5
+FEEDBACK_WEIGHT = 0.5
+
+
 @dataclass(frozen=True)
 class SearchParams:
     limit: int
@@ -69,6 +77,13 @@ class SearchParams:
     graph_reverse: bool = False
     channels: tuple[str, ...] = CHANNELS
     exact: bool = False  # scan every vector instead of using the vector index (benchmarks compare both)
+    fusion: Literal["convex", "rrf"] = "convex"
+    feedback: bool = True  # search again with the query's vector moved towards the best results' (see FEEDBACK_*)
+
+    @property
+    def depth(self) -> int:
+        """Candidates each channel returns before fusion."""
+        return max(self.k_per_channel, CONVEX_DEPTH) if self.fusion == "convex" else self.k_per_channel
 
 
 @dataclass(frozen=True)
@@ -110,9 +125,12 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
                   withheld: str | None = None) -> SearchOutcome:
     """The ``params.limit`` best memories for ``query`` in ``store``, fused across channels.
 
-    ``vector`` is the query's prepared vector (then ``embedder`` is not called); ``withheld`` keeps
-    the semantic channel out and becomes a warning (a run budget withheld the preparation).
-    Never raises for a failing channel: its failure is reported in ``warnings``.
+    The semantic and lexical channels each give ``params.depth`` candidates; with ``params.feedback`` the semantic
+    channel searches again from the query's vector moved towards the vectors of the best fused candidates; the
+    graph channel walks from the best fused candidates; the fusion is ``params.fusion``; exchanges of a speaker the
+    query names come first (``speakers``). ``vector`` is the query's prepared vector (then ``embedder`` is not
+    called); ``withheld`` keeps the semantic channel out and becomes a warning (a run budget withheld the
+    preparation). Never raises for a failing channel: its failure is reported in ``warnings``.
 
     Raises:
         BucketUnreachable (or another of ``WHOLE_WORKSPACE``): a shared workspace's storage failed as a whole.
@@ -120,7 +138,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     where = filters.where()
     warnings: list[ChannelWarning] = []
     rows: dict[str, dict[str, Any]] = {}
-    rankings: dict[str, list[str]] = {}
+    scored: dict[str, list[tuple[str, float]]] = {}
 
     if "semantic" in params.channels and withheld is not None:
         warnings.append(ChannelWarning("semantic", "withheld", withheld))
@@ -132,42 +150,53 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
             if vector is None:
                 assert embedder is not None  # the branch above took a query with neither
                 vector = embedder.embed([query])[0]
-            found = store.vector_search(vector, params.k_per_channel, where, MEMORY_COLUMNS, exact=params.exact)
-            rankings["semantic"] = [r["id"] for r in found]
-            rows.update({r["id"]: r for r in found})
+            scored["semantic"] = _nearest(store, vector, where, params, rows)
         except WHOLE_WORKSPACE:
             raise
         except EngramError as exc:
             warnings.append(ChannelWarning("semantic", "failed", f"semantic channel failed: {exc.message}"))
     if "lexical" in params.channels:
         try:
-            found = store.text_search(query, params.k_per_channel, where, MEMORY_COLUMNS)
-            rankings["lexical"] = [r["id"] for r in found]
+            found = store.text_search(query, params.depth, where, MEMORY_COLUMNS)
+            scored["lexical"] = [(r["id"], float(r["_score"])) for r in found]
             for r in found:
                 rows.setdefault(r["id"], r)
         except WHOLE_WORKSPACE:
             raise
         except EngramError as exc:
             warnings.append(ChannelWarning("lexical", "failed", f"lexical channel failed: {exc.message}"))
+    fused = _fuse(scored, params)
+    if params.feedback and vector is not None and "semantic" in scored and fused:
+        try:
+            moved = _moved_towards(store, vector, [f.id for f in fused[:FEEDBACK_DOCS]])
+            if moved is not None:
+                scored["semantic"] = _nearest(store, moved, where, params, rows)
+                fused = _fuse(scored, params)
+        except WHOLE_WORKSPACE:
+            raise
+        except EngramError as exc:  # the first semantic ranking stands
+            warnings.append(ChannelWarning("semantic", "failed", f"semantic feedback failed: {exc.message}"))
     if "graph" in params.channels and params.graph_seeds > 0:
-        seeds = [f.id for f in fuse(rankings, params.weights, params.rrf_k)[: params.graph_seeds]]
+        seeds = [f.id for f in fused[: params.graph_seeds]]
         try:
             links = walk(store, seeds, hops=params.graph_hops, reverse=params.graph_reverse)
-            linked = [link.id for link in links[: params.k_per_channel * 2]]
+            linked = [(link.id, link.score) for link in links[: params.depth * 2]]
             if where:
                 # Only memories that pass the filters count; their ids suffice to rank them.
-                unseen = [i for i in linked if i not in rows]
+                unseen = [i for i, _ in linked if i not in rows]
                 allowed = {r["id"] for r in store.scan(store.memories, sql.all_of(sql.in_list("id", unseen), where),
                                                        ["id"], limit=len(unseen))} if unseen else set()
-                linked = [i for i in linked if i in rows or i in allowed]
-            rankings["graph"] = linked[: params.k_per_channel]
+                linked = [(i, s) for i, s in linked if i in rows or i in allowed]
+            scored["graph"] = linked[: params.depth]
+            fused = _fuse(scored, params)
         except WHOLE_WORKSPACE:
             raise
         except EngramError as exc:
             warnings.append(ChannelWarning("graph", "failed", f"graph channel failed: {exc.message}"))
 
-    fused = fuse(rankings, params.weights, params.rrf_k)[: params.limit]
-    missing = [f.id for f in fused if f.id not in rows]
+    by_id = {f.id: f for f in fused}
+    order = named_speakers_first(query, list(by_id), rows)[: params.limit]
+    missing = [i for i in order if i not in rows]
     if missing:
         # Rows reached only through the graph are read once they made the cut.
         try:
@@ -176,8 +205,36 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
             raise
         except EngramError as exc:
             warnings.append(ChannelWarning("graph", "failed", f"graph channel failed: {exc.message}"))
-    hits = [Hit(_clean(rows[f.id]), f.score, f.ranks) for f in fused if f.id in rows]
+    hits = [Hit(_clean(rows[i]), by_id[i].score, by_id[i].ranks) for i in order if i in rows]
     return SearchOutcome(hits, warnings)
+
+
+def _nearest(store: WorkspaceStore, vector: np.ndarray, where: str | None, params: SearchParams,
+             rows: dict[str, dict[str, Any]]) -> list[tuple[str, float]]:
+    """The semantic channel's candidates as (id, cosine similarity); their rows go into ``rows``."""
+    found = store.vector_search(vector, params.depth, where, MEMORY_COLUMNS, exact=params.exact)
+    for r in found:
+        rows.setdefault(r["id"], r)
+    return [(r["id"], 1.0 - float(r["_distance"])) for r in found]
+
+
+def _moved_towards(store: WorkspaceStore, vector: np.ndarray, ids: list[str]) -> np.ndarray | None:
+    """The query's vector moved towards the mean of the vectors of ``ids`` (dense pseudo-relevance feedback)."""
+    found = store.memories_by_ids(ids, ["vector"])
+    if not found:
+        return None
+    mean = np.mean(np.asarray([found[i]["vector"] for i in ids if i in found], dtype=np.float32), axis=0)
+    norm = float(np.linalg.norm(mean))
+    if norm == 0.0:
+        return None
+    moved: np.ndarray = np.asarray(vector, dtype=np.float32) + FEEDBACK_WEIGHT * (mean / norm)
+    return moved / float(np.linalg.norm(moved) or 1.0)
+
+
+def _fuse(scored: dict[str, list[tuple[str, float]]], params: SearchParams) -> list[Fused]:
+    if params.fusion == "rrf":
+        return fuse({c: [i for i, _ in items] for c, items in scored.items()}, params.weights, params.rrf_k)
+    return fuse_scores(scored, params.weights)
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:

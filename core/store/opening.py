@@ -22,7 +22,15 @@ from ..errors import SchemaTooNew, WorkspaceError, WorkspaceNotFound
 from ..fileio import atomic_write_bytes
 from .bucket_errors import bucket_failure, unknown_failure
 from .location import BucketLocation
-from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SCHEMA_VERSION, SOURCES_SCHEMA, memories_schema
+from .schema import (
+    DIGESTS_SCHEMA,
+    EDGES_SCHEMA,
+    FACTS_SCHEMA,
+    SCHEMA_VERSION,
+    SEARCH_TEXT_SQL,
+    SOURCES_SCHEMA,
+    memories_schema,
+)
 
 if TYPE_CHECKING:
     from .workspace import WorkspaceStore
@@ -86,6 +94,7 @@ def open_workspace(cls: type[WorkspaceStore], name: str, folder: Path, *, dimens
         _create_missing_tables(db, dimensions)
         if meta["schema_version"] < SCHEMA_VERSION:
             _require_writer()
+            _migrate(db)
             atomic_write_bytes(meta_path, json.dumps({**meta, "schema_version": SCHEMA_VERSION}, indent=2).encode())
         return cls(name, folder, db, dimensions)
     except (OSError, ValueError, RuntimeError) as exc:
@@ -124,6 +133,7 @@ def _open_in_bucket(cls: type[WorkspaceStore], name: str, folder: Path, bucket: 
         _create_missing_tables(db, dimensions)
         if meta["schema_version"] < SCHEMA_VERSION:
             _require_writer()
+            _migrate(db)
             db.open_table(META_TABLE).merge_insert("key").when_matched_update_all().when_not_matched_insert_all() \
                 .execute(pa.Table.from_pylist([{"key": "schema_version", "value": str(SCHEMA_VERSION)}],
                                               schema=_META_SCHEMA))
@@ -149,6 +159,26 @@ def _create_missing_tables(db: Any, dimensions: int) -> None:
         db.create_table(table, schema=schemas[table], exist_ok=True)
     if "memories" in missing:
         create_fts(db.open_table("memories"))
+
+
+def _migrate(db: Any) -> None:
+    """Bring an older store's tables to this schema version (its rows are kept; nothing is re-embedded).
+
+    From version 2: ``memories.search_text`` is computed from each row's title and content, and the full-text
+    index moves from ``content`` to it (the title, a speaker and date or a heading path, becomes searchable).
+    """
+    memories = db.open_table("memories")
+    if "search_text" in memories.schema.names:
+        return
+    from .workspace import create_fts
+
+    _require_writer()
+    memories.add_columns({"search_text": SEARCH_TEXT_SQL})
+    create_fts(memories)
+    for index in memories.list_indices():
+        if index.index_type == "FTS" and list(index.columns) == ["content"]:
+            memories.drop_index(index.name)
+    logger.info("moved the full-text index of a workspace to title and content (schema 2 to 3)")
 
 
 def _require_writer() -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-# Version 1: memories, sources, facts, edges; 2 added digests. Opening an older store adds the tables it
-# lacks (and nothing else changes).
-SCHEMA_VERSION = 2
+# Version 1: memories, sources, facts, edges; 2 added digests; 3 added memories.search_text (the heading or title
+# and the content, which the full-text index covers). Opening an older store adds the tables it lacks and, from 2
+# to 3, the column (computed from the stored title and content) and its full-text index.
+SCHEMA_VERSION = 3
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -33,7 +34,22 @@ def memories_schema(dimensions: int) -> pa.Schema:
         pa.field("chunk_index", pa.int32(), nullable=False),
         pa.field("start_line", pa.int32(), nullable=False),
         pa.field("end_line", pa.int32(), nullable=False),
+        # What the lexical channel matches: ``search_text(title, content)``. Nullable, as a column added to an
+        # older store by an SQL expression is.
+        pa.field("search_text", pa.string(), nullable=True),
     ])
+
+
+def search_text(title: str, content: str) -> str:
+    """The text the full-text index covers: the title (a speaker and date, a heading path), then the content.
+
+    Matches the expression an older store's rows get it by (``SEARCH_TEXT_SQL``).
+    """
+    return f"{title}\n{content}"
+
+
+#: ``search_text`` as LanceDB computes it for the rows of a store older than schema version 3.
+SEARCH_TEXT_SQL = "concat(title, chr(10), content)"
 
 
 SOURCES_SCHEMA = pa.schema([

@@ -24,7 +24,7 @@ from ..errors import EngramError, StoreError
 from . import filters as sql
 from .bucket_errors import BucketUnreachable, bucket_failure, is_commit_conflict
 from .location import BucketLocation
-from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SOURCE_PREFIX, SOURCES_SCHEMA
+from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SOURCE_PREFIX, SOURCES_SCHEMA, search_text
 from .timestamps import clamp_timestamps
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 WRITER_THREAD = "engram-writer"
-_FTS_COLUMN = "content"
+_FTS_COLUMN = "search_text"
 #: A shared workspace's write that keeps losing commit races to other machines is tried this many times in all.
 _COMMIT_ATTEMPTS = 8
 _COMMIT_BACKOFF_SEC = 0.05
@@ -261,6 +261,9 @@ class WorkspaceStore:
     def _table_from_rows(self, rows: Sequence[dict[str, Any]], schema: pa.Schema) -> pa.Table:
         columns: dict[str, Any] = {}
         for field in schema:
+            if field.name == "search_text":  # derived, never passed in
+                columns[field.name] = pa.array([search_text(r["title"], r["content"]) for r in rows], type=field.type)
+                continue
             values = [r[field.name] for r in rows]
             if field.name == "vector":
                 flat = np.asarray(values, dtype=np.float32).reshape(-1)
@@ -394,8 +397,8 @@ class WorkspaceStore:
 
 
 def create_fts(table: Any) -> None:
-    """The full-text index on ``content`` (BM25, stemmed, stop words out, accents folded)."""
+    """The full-text index on ``search_text`` (title and content; BM25, stemmed, stop words out, accents folded)."""
     from lancedb.index import FTS
 
     table.create_index(_FTS_COLUMN, config=FTS(with_position=False, stem=True, remove_stop_words=True,
-                                               ascii_folding=True))
+                                               ascii_folding=True), replace=True)

@@ -71,7 +71,8 @@ def search(
         limit=limit or cfg.limit, k_per_channel=max(cfg.k_per_channel, limit or cfg.limit),
         weights={"semantic": cfg.weight_semantic, "lexical": cfg.weight_lexical, "graph": cfg.weight_graph},
         rrf_k=cfg.rrf_k, graph_seeds=cfg.graph_seeds, graph_hops=cfg.graph_hops, graph_reverse=cfg.graph_reverse,
-        channels=tuple(c for c in CHANNELS if channels is None or c in channels),
+        channels=tuple(c for c in CHANNELS if channels is None or c in channels), fusion=cfg.fusion,
+        feedback=cfg.feedback,
     )
     prefixes = tuple(source_names.expand_prefix(scope.store, source_prefix)) if source_prefix else ()
     filters = Filters(project=project, source_prefixes=prefixes, kinds=(kind,) if kind else (), type=type,

@@ -23,6 +23,7 @@ from ..events import (
     new_ingest_id,
 )
 from ..ingest.boundaries import Boundaries
+from ..ingest.exchanges import exchange_vector, previous_exchange, remember_exchange
 from ..ingest.pipeline import ingest_path as run_ingest
 from ..ingest.pipeline import ingest_text
 from ..ingest.records import embedding_text, mention_edges, new_memory_id, note_row
@@ -50,13 +51,18 @@ def store(
     """Remember a note or a conversation exchange."""
     if not content.strip():
         raise InvalidArgument("Argument 'content' is blank. It accepts 1–20,000 characters of text.")
-    vector = scope.embedder().embed([embedding_text(title, content)])[0]
+    if kind == "exchange":
+        vector = exchange_vector(scope.embedder(), title, content, previous_exchange(scope.store, project))
+    else:
+        vector = scope.embedder().embed([embedding_text(title, content)])[0]
     memory_id = new_memory_id()
     tags, type = _model_tags(scope, content, tags, type)
     row = note_row(memory_id=memory_id, project=project, kind=kind, type_=type, tags=tags, title=title,
                    content=content, vector=vector, now=datetime.now(UTC))
     edges = mention_edges(memory_id, content, memory_id)
     scope.writer.run(scope.store.add_memories, [row], edges)
+    if kind == "exchange":
+        remember_exchange(scope.store, project, content)
     scope.emit(MemoriesWritten(scope.workspace, "store", 1))
     return Stored(id=memory_id, workspace=scope.workspace, project=project, kind=kind,
                   entities=[e["dst"][2:] for e in edges])

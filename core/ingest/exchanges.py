@@ -1,0 +1,71 @@
+"""A conversation exchange is embedded together with the one said before it.
+
+A turn often makes sense only with the turn it answers ("Cool! What did it look like?"). An exchange's vector is
+the normalised sum of two: its own text, and its text preceded by the first ``CONTEXT_CHARS`` characters of the
+exchange stored just before it in the same project. Measured on LoCoMo (benchmark/RESULTS.md), either vector alone
+loses questions the other finds; their sum keeps both, at the cost of a second text in the same embedding call.
+Notes and file chunks are embedded as they are.
+
+The previous exchange of each (workspace, project) is remembered per process; the first store after a start
+reads it back from the workspace (its latest exchange in that project).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+
+from ..embedding import Embedder
+from ..store import WorkspaceStore
+from ..store import filters as sql
+from .records import embedding_text
+
+CONTEXT_CHARS = 300
+
+_last: weakref.WeakKeyDictionary[WorkspaceStore, dict[str, str]] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def previous_exchange(store: WorkspaceStore, project: str) -> str | None:
+    """The content of the latest exchange stored in ``project`` of ``store`` (``None`` when there is none).
+
+    Raises:
+        StoreError: the workspace cannot be read (only on the first call for a project in this process).
+    """
+    with _lock:
+        known = _last.get(store, {}).get(project)
+    if known is not None:
+        return known
+    rows = store.scan(store.memories, sql.all_of("kind = 'exchange'", f"project = {sql.quote(project)}"),
+                      ["content", "created_at", "id"])
+    if not rows:
+        return None
+    latest = max(rows, key=lambda r: (r["created_at"], r["id"]))["content"]
+    with _lock:
+        _last.setdefault(store, {}).setdefault(project, str(latest))
+    return str(latest)
+
+
+def remember_exchange(store: WorkspaceStore, project: str, content: str) -> None:
+    """``content`` was just stored as an exchange of ``project``: the next exchange there is embedded after it."""
+    with _lock:
+        _last.setdefault(store, {})[project] = content
+
+
+def exchange_vector(embedder: Embedder, title: str, content: str, previous: str | None) -> np.ndarray:
+    """The vector of an exchange: its own text's plus, when there is a previous exchange, its text after the start
+    of that one's, normalised (one embedding call).
+
+    Raises:
+        ModelError: the embedding model failed.
+    """
+    own = embedding_text(title, content)
+    if not previous:
+        vector: np.ndarray = embedder.embed([own])[0]
+        return vector
+    vectors = embedder.embed([own, embedding_text(title, f"{previous[:CONTEXT_CHARS]}\n{content}")])
+    summed: np.ndarray = vectors[0] + vectors[1]
+    norm = float(np.linalg.norm(summed))
+    return summed / norm if norm else vectors[0]
