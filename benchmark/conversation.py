@@ -37,10 +37,13 @@ from .common import Run, engine_at, machine, percentile, result_folder, write_re
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (5, 10, 20)
-MIXES: dict[str, list[str] | None] = {
-    "hybrid (default)": None,
-    "semantic only": ["semantic"],
-    "lexical only": ["lexical"],
+#: mix → (channels, search settings it changes). The RRF mix searches as Engram did before issue 19 (the stored
+#: vectors and the indexed titles are this version's either way).
+MIXES: dict[str, tuple[list[str] | None, dict[str, Any]]] = {
+    "hybrid (default)": (None, {}),
+    "hybrid, RRF, no feedback": (None, {"fusion": "rrf", "feedback": False}),
+    "semantic only": (["semantic"], {}),
+    "lexical only": (["lexical"], {}),
 }
 _SESSION = re.compile(r"^session_(\d+)$")
 _DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
@@ -123,7 +126,9 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Setti
         results: dict[str, list[dict[str, Any]]] = {}
         search_times: dict[str, list[float]] = {}
         unknown = 0
-        for mix, channels in MIXES.items():
+        base = engine.settings
+        for mix, (channels, changed) in MIXES.items():
+            engine.apply_settings(base.model_copy(update={"search": base.search.model_copy(update=changed)}))
             rows: list[dict[str, Any]] = []
             times: list[float] = []
             for q in questions:

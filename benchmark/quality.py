@@ -1,4 +1,5 @@
-"""Suite `quality`: BEIR SciFact (test split) — lexical-only, semantic-only, hybrid, hybrid+graph.
+"""Suite `quality`: BEIR SciFact (test split) — lexical-only, semantic-only, hybrid (RRF as before issue 19,
+convex, convex with feedback), hybrid+graph.
 
 The 5,183 abstracts (title + abstract) are written one file each and ingested once with the bundled
 model; the 300 test claims are the queries; a document ranks where its best chunk ranks. Reports
@@ -24,11 +25,14 @@ from engram.core.retrieval.search import Filters, SearchParams, hybrid_search
 from . import plots
 from .common import Run, engine_at, machine, result_folder, write_result
 
-CONFIGS = {
-    "lexical (BM25-only baseline)": ("lexical",),
-    "semantic (dense-only baseline)": ("semantic",),
-    "hybrid": ("semantic", "lexical"),
-    "hybrid+graph": ("semantic", "lexical", "graph"),
+#: label → (channels, fusion, feedback, candidates per channel: None for the settings' own depth).
+CONFIGS: dict[str, tuple[tuple[str, ...], str, bool, int | None]] = {
+    "lexical (BM25-only baseline)": (("lexical",), "convex", False, 200),
+    "semantic (dense-only baseline)": (("semantic",), "convex", False, 200),
+    "hybrid, RRF (before issue 19)": (("semantic", "lexical"), "rrf", False, 200),
+    "hybrid, convex": (("semantic", "lexical"), "convex", False, None),
+    "hybrid (default: convex + feedback)": (("semantic", "lexical"), "convex", True, None),
+    "hybrid+graph (the default search)": (("semantic", "lexical", "graph"), "convex", True, None),
 }
 PUBLISHED = {"MiniLM dense, BEIR leaderboard": 0.674, "BM25, BEIR paper (Elasticsearch)": 0.665}
 _SENTENCE = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
@@ -92,13 +96,14 @@ def run_suite(run: Run, data: Path) -> Path:
         embedder = engine.embedder()
         cfg = engine.settings.search
         results: dict[str, Any] = {}
-        variants = [(label, channels, False) for label, channels in CONFIGS.items()]
+        variants = [(label, spec, False) for label, spec in CONFIGS.items()]
         if has_index:
-            variants += [(f"{label}, exact vector scan", channels, True) for label, channels in CONFIGS.items()
-                         if "semantic" in channels and "graph" not in channels]
-        for label, channels, exact in variants:
-            params = SearchParams(limit=400, k_per_channel=200, rrf_k=cfg.rrf_k, graph_seeds=cfg.graph_seeds,
-                                  graph_hops=cfg.graph_hops, channels=channels, exact=exact,
+            variants += [(f"{label}, exact vector scan", spec, True) for label, spec in CONFIGS.items()
+                         if "semantic" in spec[0] and "graph" not in spec[0]]
+        for label, (channels, fusion, feedback, depth), exact in variants:
+            params = SearchParams(limit=400, k_per_channel=depth or cfg.k_per_channel, rrf_k=cfg.rrf_k,
+                                  graph_seeds=cfg.graph_seeds, graph_hops=cfg.graph_hops, channels=channels,
+                                  exact=exact, fusion="rrf" if fusion == "rrf" else "convex", feedback=feedback,
                                   weights={"semantic": cfg.weight_semantic, "lexical": cfg.weight_lexical,
                                            "graph": cfg.weight_graph})
             totals = dict.fromkeys(("ndcg@10", "recall@10", "recall@100", "mrr@10"), 0.0)
@@ -124,14 +129,16 @@ def run_suite(run: Run, data: Path) -> Path:
               "configs": results, "published": PUBLISHED, "machine": machine()}
     out = result_folder(run, "quality")
     main = [label for label in CONFIGS]
-    plots.grouped_bars(out / "ndcg.png", "SciFact nDCG@10 and recall@100", [c.split(" (")[0] for c in main],
+    plots.grouped_bars(out / "ndcg.png", "SciFact nDCG@10 and recall@100", [c.split(" (")[0].split(",")[0] + (
+                           ", " + c.split(", ")[1].split(" (")[0] if ", " in c else "") for c in main],
                        {"nDCG@10": [results[c]["ndcg@10"] for c in main],
                         "recall@100": [results[c]["recall@100"] for c in main]}, "score",
                        reference=("MiniLM dense, published 0.674", PUBLISHED["MiniLM dense, BEIR leaderboard"]))
     lines = [f"# Retrieval quality — SciFact{' (quick)' if run.quick else ''}", "",
              f"{len(docs)} documents ({chunks} chunks), {len(queries)} queries; vector index: "
              f"{'yes' if has_index else 'no'}; weights semantic {cfg.weight_semantic}, lexical {cfg.weight_lexical}, "
-             f"graph {cfg.weight_graph}; RRF k {cfg.rrf_k}.", "",
+             f"graph {cfg.weight_graph}; RRF k {cfg.rrf_k}; baselines and RRF read 200 candidates per channel, the "
+             f"convex rows the search's own depth (max(search.k_per_channel, 100)).", "",
              "| configuration | nDCG@10 | recall@10 | recall@100 | MRR@10 | ms/query |", "|---|---|---|---|---|---|"]
     for label, r in results.items():
         lines.append(f"| {label} | {r['ndcg@10']:.3f} | {r['recall@10']:.3f} | {r['recall@100']:.3f} | "

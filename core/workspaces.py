@@ -105,11 +105,14 @@ class Workspaces:
                 if cached is not None:
                     return cached
             location = self.location(name)
-            store = self._open(name, location, create=create and location is None)
-            with self._lock:
-                if self._closed:
-                    raise EngineClosed("The engine is closed.")
-                self._stores[name] = store
+            return self._keep(name, self._open(name, location, create=create and location is None))
+
+    def _keep(self, name: str, store: WorkspaceStore) -> WorkspaceStore:
+        """Keep a store just opened (unless the engine closed meanwhile) and hand it to ``on_open``."""
+        with self._lock:
+            if self._closed:
+                raise EngineClosed("The engine is closed.")
+            self._stores[name] = store
         self._on_open(store)
         return store
 
@@ -193,12 +196,7 @@ class Workspaces:
             except EngramError:
                 _undo_folder(folder, created_folder)
                 raise
-            with self._lock:
-                if self._closed:
-                    raise EngineClosed("The engine is closed.")
-                self._stores[name] = store
-        self._on_open(store)
-        return store
+            return self._keep(name, store)
 
     def remove_shared(self, name: str) -> BucketLocation:
         """Forget shared workspace ``name`` on this machine (its access key too); the bucket keeps every memory.

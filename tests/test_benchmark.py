@@ -54,8 +54,9 @@ def test_recall_suite_quick(tmp_path: Path, cache: Path) -> None:
 def test_quality_suite_quick(tmp_path: Path, cache: Path) -> None:
     folder = run_suite(tmp_path, cache, "quality", "--data", str(MINI))
     result = json.loads((folder / "result.json").read_text())
-    assert set(result["configs"]) >= {"lexical (BM25-only baseline)", "semantic (dense-only baseline)", "hybrid",
-                                      "hybrid+graph"}
+    assert set(result["configs"]) >= {"lexical (BM25-only baseline)", "semantic (dense-only baseline)",
+                                      "hybrid, RRF (before issue 19)", "hybrid (default: convex + feedback)",
+                                      "hybrid+graph (the default search)"}
     assert all(0 <= c["ndcg@10"] <= 1 for c in result["configs"].values())
     assert result["published"]["MiniLM dense, BEIR leaderboard"] == 0.674
     assert (folder / "ndcg.png").exists()
@@ -72,6 +73,7 @@ def test_conversation_suite_quick_reads_a_locomo_format_file(tmp_path: Path, cac
     assert 0 < hybrid["overall"]["any@20"] <= 1 and hybrid["overall"]["all@5"] <= hybrid["overall"]["all@20"]
     assert hybrid["overall"]["all@20"] <= 5 / 6, "the question with an unknown id is never found whole"
     assert summary["store"]["n"] == 48 and hybrid["search"]["n"] == 6
+    assert summary["mixes"]["hybrid, RRF, no feedback"]["search"]["n"] == 6
     assert (folder / "all-at-10.png").exists() and "all@10 per category" in (folder / "summary.md").read_text()
 
 
@@ -195,3 +197,25 @@ def test_chat_suite_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert "| tiny-chat.gguf |" in text and "2/3 (67%)" in text and "## tiny-chat.gguf" in text and "| T02 |" in text
     # The conversations were copied out and deleted from the cached workspace.
     assert not list((cache / "quick-index-tinydocs-1.0").rglob("chats/*.json"))
+
+
+def test_ingest_suite_quick(tmp_path: Path, cache: Path) -> None:
+    folder = run_suite(tmp_path, cache, "ingest")
+    result = json.loads((folder / "result.json").read_text())
+    fresh, edit = result["fresh"], result["edit"]
+    assert fresh["texts_embedded"] <= fresh["chunks"] and fresh["embedding_s"] > 0 and fresh["writes_s"] > 0
+    assert result["raw_embedding"]["texts"] == fresh["chunks"] and result["end_to_end_over_raw"] > 0
+    assert edit["files_changed"] == edit["files_indexed"] == 2
+    assert 1 <= edit["texts_embedded"] < edit["chunks_of_changed_files"], "unchanged chunks keep their vectors"
+
+
+def test_shared_suite_quick(tmp_path: Path, cache: Path) -> None:
+    folder = run_suite(tmp_path, cache, "shared")
+    result = json.loads((folder / "result.json").read_text())
+    arms = {a["arm"]: a for a in result["arms"]}
+    assert set(arms) == {"local", "bucket", "bucket +20 ms"}
+    assert arms["local"]["ingest"]["chunks"] == arms["bucket"]["ingest"]["chunks"] > 0
+    assert arms["bucket"]["search"]["requests_per_search"] > 0 and "requests_per_search" not in arms["local"]["search"]
+    # 20 ms more per request makes every search slower: the requests are real and go through the proxy.
+    assert arms["bucket +20 ms"]["search"]["p50_ms"] > arms["bucket"]["search"]["p50_ms"]
+    assert "| bucket +20 ms |" in (folder / "summary.md").read_text()
