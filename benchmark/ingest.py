@@ -8,7 +8,10 @@
 2. The raw embedding rate in the same process: every chunk's text as ingest gave it to the model, embedded again,
    one text per call, nothing else running; end-to-end chunks/s over this rate says what the pipeline costs beyond
    the model.
-3. A day's edit: one sentence changed in the middle of 20 of the largest files, then the same ingest again. It
+3. The same model run other ways on 300 of those texts: one thread; two single-thread copies side by side; the
+   checkpoint's own f32 weights (converted like the bundled f16 file), each with its lowest cosine to the bundled
+   model's vectors.
+4. A day's edit: one sentence changed in the middle of 20 of the largest files, then the same ingest again. It
    reports the chunks of the changed files, the texts actually embedded (a chunk whose text the workspace already
    holds keeps its vector) and the seconds, beside the time re-embedding every chunk of those files would take at
    the raw rate (what ingest did before it kept vectors).
@@ -81,6 +84,63 @@ def _edit(folder: Path, sources: list[str]) -> list[str]:
     return changed
 
 
+def runtime_variants(run: Run, owner: Any, texts: list[str]) -> dict[str, Any]:
+    """Raw embedding rates of the bundled model run other ways, on a sample of the corpus's chunk texts: one
+    thread, two single-thread copies side by side, and the checkpoint's own f32 weights; cosine to the default."""
+    import threading
+
+    import numpy as np
+
+    from engram.core.embedding.bundled import ensure_bundled_model, source_folder
+    from engram.core.embedding.gguf_convert import convert_bert_to_gguf
+    from engram.core.embedding.llama_embedder import LlamaEmbedder
+    from engram.core.manifest import model_entry
+
+    entry = model_entry("all-minilm-l6-v2")
+    f16 = ensure_bundled_model(entry, owner.paths.models_dir)
+    f32 = run.workspace("ingest-f32") / "all-MiniLM-L6-v2-f32.gguf"
+    if not f32.is_file():
+        f32.parent.mkdir(parents=True, exist_ok=True)
+        convert_bert_to_gguf(source_folder(entry), f32, entry.name, f32=True)
+    sample = texts[: 30 if run.quick else 300]
+
+    def model(path: Path, threads: int) -> LlamaEmbedder:
+        return LlamaEmbedder(path, model_id=entry.id, dimensions=384, max_tokens=entry.max_tokens or 256,
+                             threads=threads)
+
+    def timed(models: list[LlamaEmbedder]) -> tuple[float, np.ndarray]:
+        for m in models:
+            m.embed(sample[:2])  # warm
+        parts: list[np.ndarray] = [np.empty((0, 384), np.float32)] * len(models)
+        share = -(-len(sample) // len(models))
+
+        def work(i: int) -> None:
+            parts[i] = models[i].embed(sample[i * share:(i + 1) * share])
+
+        started = time.perf_counter()
+        workers = [threading.Thread(target=work, args=(i,)) for i in range(len(models))]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        seconds = time.perf_counter() - started
+        for m in models:
+            m.close()
+        return len(sample) / seconds, np.concatenate(parts)
+
+    out: dict[str, Any] = {"texts": len(sample)}
+    reference: np.ndarray | None = None
+    for label, paths, threads in (("f16 (bundled), 2 threads", [f16], 2), ("f16, 1 thread", [f16], 1),
+                                  ("f16, two 1-thread copies side by side", [f16, f16], 1),
+                                  ("f32 (the checkpoint's precision), 2 threads", [f32], 2)):
+        rate, vectors = timed([model(p, threads) for p in paths])
+        reference = vectors if reference is None else reference
+        out[label] = {"texts_per_s": round(rate, 2),
+                      "min_cosine_to_bundled": round(float(np.min(np.sum(vectors * reference, axis=1))), 5)}
+        print(f"runtime variant {label}: {out[label]}", flush=True)
+    return out
+
+
 def run_suite(run: Run, lookups_file: Path) -> Path:
     corpus = load(run, lookups_file)
     base = run.workspace("ingest-suite")
@@ -110,6 +170,7 @@ def run_suite(run: Run, lookups_file: Path) -> Path:
             raw_s = time.perf_counter() - started
             raw = {"texts": len(texts), "seconds": round(raw_s, 1), "texts_per_s": round(len(texts) / raw_s, 2)}
             print(f"raw embedding: {raw}", flush=True)
+            variants = runtime_variants(run, owner, texts)
 
             per_source: dict[str, int] = {}
             for r in rows:
@@ -130,6 +191,7 @@ def run_suite(run: Run, lookups_file: Path) -> Path:
     result = {"suite": "ingest", "quick": run.quick, "corpus": corpus.spec["corpus"], "sdist_sha256": corpus.sha256,
               "fresh": fresh, "raw_embedding": raw,
               "end_to_end_over_raw": round(fresh["chunks_per_s"] / raw["texts_per_s"], 3), "edit": edit,
+              "runtime_variants": variants,
               "machine": machine()}
     out = result_folder(run, "ingest")
     lines = [f"# Ingest{' (quick)' if run.quick else ''}", "",
@@ -141,5 +203,10 @@ def run_suite(run: Run, lookups_file: Path) -> Path:
              f"One sentence changed in {edit['files_changed']} of the largest files, ingested again: "
              f"{edit['files_indexed']} files, {edit['chunks_of_changed_files']:,} chunks, "
              f"**{edit['texts_embedded']} texts embedded** in **{edit['seconds']} s** (re-embedding every chunk of "
-             f"those files would take {edit['all_chunks_at_raw_rate_s']} s at the raw rate).", ""]
+             f"those files would take {edit['all_chunks_at_raw_rate_s']} s at the raw rate).", "",
+             f"The model run other ways, on {variants['texts']} of the same texts (raw rate; lowest cosine to the "
+             "bundled model's vectors):", "", "| runtime | texts/s | min cosine |", "|---|---|---|"]
+    lines += [f"| {label} | {v['texts_per_s']} | {v['min_cosine_to_bundled']} |" for label, v in variants.items()
+              if label != "texts"]
+    lines += [""]
     return write_result(out, result, "\n".join(lines))

@@ -1,5 +1,5 @@
-"""Suite `quality`: BEIR SciFact (test split) — lexical-only, semantic-only, hybrid (RRF as before issue 19,
-convex, convex with feedback), hybrid+graph.
+"""Suite `quality`: BEIR SciFact (test split) — lexical-only, semantic-only, hybrid (the default, auto, which
+fuses abstracts by RRF; convex; convex with feedback, the fusion auto uses for conversations), hybrid+graph.
 
 The 5,183 abstracts (title + abstract) are written one file each and ingested once with the bundled
 model; the 300 test claims are the queries; a document ranks where its best chunk ranks. Reports
@@ -18,21 +18,21 @@ import re
 import time
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from engram.core.retrieval.search import Filters, SearchParams, hybrid_search
 
 from . import plots
 from .common import Run, engine_at, machine, result_folder, write_result
 
-#: label → (channels, fusion, feedback, candidates per channel: None for the settings' own depth).
-CONFIGS: dict[str, tuple[tuple[str, ...], str, bool, int | None]] = {
-    "lexical (BM25-only baseline)": (("lexical",), "convex", False, 200),
-    "semantic (dense-only baseline)": (("semantic",), "convex", False, 200),
-    "hybrid, RRF (before issue 19)": (("semantic", "lexical"), "rrf", False, 200),
-    "hybrid, convex": (("semantic", "lexical"), "convex", False, None),
-    "hybrid (default: convex + feedback)": (("semantic", "lexical"), "convex", True, None),
-    "hybrid+graph (the default search)": (("semantic", "lexical", "graph"), "convex", True, None),
+#: label → (channels, fusion, feedback). Every configuration reads 200 candidates per channel (recall@100 needs them).
+CONFIGS: dict[str, tuple[tuple[str, ...], str, bool]] = {
+    "lexical (BM25-only baseline)": (("lexical",), "rrf", False),
+    "semantic (dense-only baseline)": (("semantic",), "rrf", False),
+    "hybrid (default: auto, RRF for abstracts)": (("semantic", "lexical"), "auto", True),
+    "hybrid, convex": (("semantic", "lexical"), "convex", False),
+    "hybrid, convex + feedback (auto's fusion for conversations)": (("semantic", "lexical"), "convex", True),
+    "hybrid+graph (the default search)": (("semantic", "lexical", "graph"), "auto", True),
 }
 PUBLISHED = {"MiniLM dense, BEIR leaderboard": 0.674, "BM25, BEIR paper (Elasticsearch)": 0.665}
 _SENTENCE = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
@@ -100,10 +100,10 @@ def run_suite(run: Run, data: Path) -> Path:
         if has_index:
             variants += [(f"{label}, exact vector scan", spec, True) for label, spec in CONFIGS.items()
                          if "semantic" in spec[0] and "graph" not in spec[0]]
-        for label, (channels, fusion, feedback, depth), exact in variants:
-            params = SearchParams(limit=400, k_per_channel=depth or cfg.k_per_channel, rrf_k=cfg.rrf_k,
+        for label, (channels, fusion, feedback), exact in variants:
+            params = SearchParams(limit=400, k_per_channel=200, rrf_k=cfg.rrf_k,
                                   graph_seeds=cfg.graph_seeds, graph_hops=cfg.graph_hops, channels=channels,
-                                  exact=exact, fusion="rrf" if fusion == "rrf" else "convex", feedback=feedback,
+                                  exact=exact, fusion=cast(Any, fusion), feedback=feedback,
                                   weights={"semantic": cfg.weight_semantic, "lexical": cfg.weight_lexical,
                                            "graph": cfg.weight_graph})
             totals = dict.fromkeys(("ndcg@10", "recall@10", "recall@100", "mrr@10"), 0.0)
@@ -137,8 +137,7 @@ def run_suite(run: Run, data: Path) -> Path:
     lines = [f"# Retrieval quality — SciFact{' (quick)' if run.quick else ''}", "",
              f"{len(docs)} documents ({chunks} chunks), {len(queries)} queries; vector index: "
              f"{'yes' if has_index else 'no'}; weights semantic {cfg.weight_semantic}, lexical {cfg.weight_lexical}, "
-             f"graph {cfg.weight_graph}; RRF k {cfg.rrf_k}; baselines and RRF read 200 candidates per channel, the "
-             f"convex rows the search's own depth (max(search.k_per_channel, 100)).", "",
+             f"graph {cfg.weight_graph}; RRF k {cfg.rrf_k}; 200 candidates per channel.", "",
              "| configuration | nDCG@10 | recall@10 | recall@100 | MRR@10 | ms/query |", "|---|---|---|---|---|---|"]
     for label, r in results.items():
         lines.append(f"| {label} | {r['ndcg@10']:.3f} | {r['recall@10']:.3f} | {r['recall@100']:.3f} | "

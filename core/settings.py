@@ -176,11 +176,13 @@ class SearchSettings(_Group):
     graph_hops: int = Field(1, ge=1, le=3, description="How many hops the graph channel walks from its seeds.")
     graph_reverse: bool = Field(False, description="Also walk edges backwards (e.g. to the previous chunk).")
     rrf_k: int = Field(60, ge=1, le=1000, description="The k of Reciprocal Rank Fusion: score = w / (k + rank).")
-    fusion: Literal["convex", "rrf"] = Field("convex", description=(
+    fusion: Literal["auto", "convex", "rrf"] = Field("auto", description=(
         "How the channels' candidates are combined: convex (their scores, each scaled to 0–1, weighted; each channel "
-        "gives at least 100 candidates) or rrf (their ranks: w / (rrf_k + rank))."))
+        "gives at least 100 candidates), rrf (their ranks: w / (rrf_k + rank)), or auto: convex for conversation "
+        "exchanges, rrf for files and notes (as measured best for each)."))
     feedback: bool = Field(True, description=(
-        "Search meaning a second time from the query moved towards the 5 best results (pseudo-relevance feedback)."))
+        "With the convex fusion, search meaning a second time from the query moved towards the 5 best results "
+        "(pseudo-relevance feedback)."))
 
 
 class RunBudgetSettings(_Group):

@@ -55,7 +55,7 @@ def test_quality_suite_quick(tmp_path: Path, cache: Path) -> None:
     folder = run_suite(tmp_path, cache, "quality", "--data", str(MINI))
     result = json.loads((folder / "result.json").read_text())
     assert set(result["configs"]) >= {"lexical (BM25-only baseline)", "semantic (dense-only baseline)",
-                                      "hybrid, RRF (before issue 19)", "hybrid (default: convex + feedback)",
+                                      "hybrid (default: auto, RRF for abstracts)", "hybrid, convex",
                                       "hybrid+graph (the default search)"}
     assert all(0 <= c["ndcg@10"] <= 1 for c in result["configs"].values())
     assert result["published"]["MiniLM dense, BEIR leaderboard"] == 0.674
@@ -207,6 +207,9 @@ def test_ingest_suite_quick(tmp_path: Path, cache: Path) -> None:
     assert result["raw_embedding"]["texts"] == fresh["chunks"] and result["end_to_end_over_raw"] > 0
     assert edit["files_changed"] == edit["files_indexed"] == 2
     assert 1 <= edit["texts_embedded"] < edit["chunks_of_changed_files"], "unchanged chunks keep their vectors"
+    variants = result["runtime_variants"]
+    assert variants["texts"] == 30 and variants["f16 (bundled), 2 threads"]["min_cosine_to_bundled"] == 1.0
+    assert variants["f32 (the checkpoint's precision), 2 threads"]["min_cosine_to_bundled"] > 0.999
 
 
 def test_shared_suite_quick(tmp_path: Path, cache: Path) -> None:

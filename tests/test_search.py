@@ -83,7 +83,7 @@ def test_an_exchange_is_embedded_with_the_start_of_the_one_before_it(paths: Path
 def test_feedback_finds_what_the_best_results_are_about_beyond_the_querys_words(paths: Paths) -> None:
     texts = {"hit": "alpha beta", "related": "beta gamma", "unrelated": "delta epsilon"}
     for feedback, expected in ((False, ["hit"]), (True, ["hit", "related"])):
-        settings = Settings.model_validate({"search": {"feedback": feedback}})
+        settings = Settings.model_validate({"search": {"feedback": feedback, "fusion": "convex"}})
         with Engine(paths, settings, embedder=HashingEmbedder()) as engine:
             if feedback is False:
                 ids = {engine.call("store", {"content": c}).result.id: k for k, c in texts.items()}
@@ -91,6 +91,18 @@ def test_feedback_finds_what_the_best_results_are_about_beyond_the_querys_words(
             # Without feedback only "hit" shares a word with the query; the rest tie at zero similarity.
             found = [ids[h.id] for h in hits if h.score > 0]
             assert found == expected
+
+
+def test_auto_fusion_fuses_exchanges_by_score_and_everything_else_by_rank(paths: Paths) -> None:
+    with Engine(paths, Settings(), embedder=HashingEmbedder()) as engine:
+        for text in ("Caroline: I joined a pottery class", "Melanie: Pottery sounds fun, which studio?"):
+            engine.call("store", {"content": text, "kind": "exchange", "workspace": "talk"})
+        for text in ("Pottery kiln settings for stoneware", "Glaze recipes for pottery"):
+            engine.call("store", {"content": text, "workspace": "notes"})
+        talk = engine.call("search", {"query": "pottery class", "workspace": "talk"}).result.hits
+        notes = engine.call("search", {"query": "pottery class", "workspace": "notes"}).result.hits
+    assert talk[0].score > 0.5, "scaled scores: the best exchange of both channels scores near 1"
+    assert notes[0].score < 2.2 / 61, "reciprocal ranks: at most the weights over (60 + 1)"
 
 
 def test_the_title_is_searched_as_words_too(engine: Engine) -> None:

@@ -75,8 +75,9 @@ def _vocabulary(model_dir: Path, vocab_size: int) -> tuple[list[str], list[int]]
     return tokens, types
 
 
-def convert_bert_to_gguf(model_dir: Path, out_path: Path, name: str) -> None:
-    """Write ``model_dir`` (config.json, model.safetensors, tokenizer.json) as an f16 GGUF at ``out_path``.
+def convert_bert_to_gguf(model_dir: Path, out_path: Path, name: str, *, f32: bool = False) -> None:
+    """Write ``model_dir`` (config.json, model.safetensors, tokenizer.json) as an f16 GGUF at ``out_path``
+    (with ``f32``, every tensor in f32: the checkpoint's own precision, which the ingest benchmark compares).
 
     ``out_path`` is written directly; callers write to a temporary path and rename.
 
@@ -103,7 +104,7 @@ def convert_bert_to_gguf(model_dir: Path, out_path: Path, name: str) -> None:
     writer.add_feed_forward_length(int(config["intermediate_size"]))
     writer.add_head_count(int(config["num_attention_heads"]))
     writer.add_layer_norm_eps(float(config["layer_norm_eps"]))
-    writer.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16))
+    writer.add_file_type(int(gguf.LlamaFileType.ALL_F32 if f32 else gguf.LlamaFileType.MOSTLY_F16))
     writer.add_causal_attention(False)
     writer.add_pooling_type(gguf.PoolingType(_pooling_type(model_dir)))
 
@@ -132,7 +133,7 @@ def convert_bert_to_gguf(model_dir: Path, out_path: Path, name: str) -> None:
         if gguf_name is None:
             raise ModelError(f"Cannot map tensor {hf_name!r} of {model_dir} to a GGUF name.")
         data = weights[hf_name]
-        keep_f32 = data.ndim <= 1 or gguf_name.endswith("_norm.weight") or gguf_name in _F32_TENSORS
+        keep_f32 = f32 or data.ndim <= 1 or gguf_name.endswith("_norm.weight") or gguf_name in _F32_TENSORS
         writer.add_tensor(gguf_name, data.astype(np.float32 if keep_f32 else np.float16))
 
     writer.write_header_to_file()

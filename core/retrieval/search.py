@@ -61,6 +61,8 @@ class Filters:
 
 #: Candidates each channel gives the convex fusion (scores need a channel's longer tail to scale against).
 CONVEX_DEPTH = 100
+#: With ``fusion = "auto"``, the convex fusion ranks candidates of which at least this share are exchanges.
+CONVEX_EXCHANGE_SHARE = 0.5
 #: Dense pseudo-relevance feedback: the query's vector moves towards the mean of the best fused results' vectors.
 FEEDBACK_DOCS = 5
 FEEDBACK_WEIGHT = 0.5
@@ -77,13 +79,14 @@ class SearchParams:
     graph_reverse: bool = False
     channels: tuple[str, ...] = CHANNELS
     exact: bool = False  # scan every vector instead of using the vector index (benchmarks compare both)
-    fusion: Literal["convex", "rrf"] = "convex"
-    feedback: bool = True  # search again with the query's vector moved towards the best results' (see FEEDBACK_*)
+    #: ``auto``: convex for conversation exchanges, RRF for everything else (see ``hybrid_search``).
+    fusion: Literal["auto", "convex", "rrf"] = "auto"
+    feedback: bool = True  # with the convex fusion, search again from the query moved towards the best results
 
     @property
     def depth(self) -> int:
-        """Candidates each channel returns before fusion."""
-        return max(self.k_per_channel, CONVEX_DEPTH) if self.fusion == "convex" else self.k_per_channel
+        """Candidates each channel returns before fusion (RRF then uses the first ``k_per_channel``)."""
+        return self.k_per_channel if self.fusion == "rrf" else max(self.k_per_channel, CONVEX_DEPTH)
 
 
 @dataclass(frozen=True)
@@ -125,10 +128,13 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
                   withheld: str | None = None) -> SearchOutcome:
     """The ``params.limit`` best memories for ``query`` in ``store``, fused across channels.
 
-    The semantic and lexical channels each give ``params.depth`` candidates; with ``params.feedback`` the semantic
-    channel searches again from the query's vector moved towards the vectors of the best fused candidates; the
-    graph channel walks from the best fused candidates; the fusion is ``params.fusion``; exchanges of a speaker the
-    query names come first (``speakers``). ``vector`` is the query's prepared vector (then ``embedder`` is not
+    The semantic and lexical channels each give ``params.depth`` candidates. They are fused by ``params.fusion``:
+    ``auto`` (the default) fuses by scores (``fuse_scores``) when at least half the candidates are conversation
+    exchanges and by ranks (RRF) otherwise, as measured best for each (benchmark/RESULTS.md: LoCoMo conversations
+    gain from scores; code, documentation and abstracts do not). With the scores fusion and ``params.feedback``, the
+    semantic channel searches again from the query's vector moved towards the vectors of the best fused
+    candidates. The graph channel walks from the best fused candidates. Exchanges of a speaker the query names
+    come first (``speakers``). ``vector`` is the query's prepared vector (then ``embedder`` is not
     called); ``withheld`` keeps the semantic channel out and becomes a warning (a run budget withheld the
     preparation). Never raises for a failing channel: its failure is reported in ``warnings``.
 
@@ -165,13 +171,14 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
             raise
         except EngramError as exc:
             warnings.append(ChannelWarning("lexical", "failed", f"lexical channel failed: {exc.message}"))
-    fused = _fuse(scored, params)
-    if params.feedback and vector is not None and "semantic" in scored and fused:
+    convex = _by_scores(params, scored, rows)
+    fused = _fuse(scored, params, convex)
+    if convex and params.feedback and vector is not None and "semantic" in scored and fused:
         try:
             moved = _moved_towards(store, vector, [f.id for f in fused[:FEEDBACK_DOCS]])
             if moved is not None:
                 scored["semantic"] = _nearest(store, moved, where, params, rows)
-                fused = _fuse(scored, params)
+                fused = _fuse(scored, params, convex)
         except WHOLE_WORKSPACE:
             raise
         except EngramError as exc:  # the first semantic ranking stands
@@ -188,7 +195,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
                                                        ["id"], limit=len(unseen))} if unseen else set()
                 linked = [(i, s) for i, s in linked if i in rows or i in allowed]
             scored["graph"] = linked[: params.depth]
-            fused = _fuse(scored, params)
+            fused = _fuse(scored, params, convex)
         except WHOLE_WORKSPACE:
             raise
         except EngramError as exc:
@@ -231,10 +238,20 @@ def _moved_towards(store: WorkspaceStore, vector: np.ndarray, ids: list[str]) ->
     return moved / float(np.linalg.norm(moved) or 1.0)
 
 
-def _fuse(scored: dict[str, list[tuple[str, float]]], params: SearchParams) -> list[Fused]:
-    if params.fusion == "rrf":
-        return fuse({c: [i for i, _ in items] for c, items in scored.items()}, params.weights, params.rrf_k)
-    return fuse_scores(scored, params.weights)
+def _by_scores(params: SearchParams, scored: dict[str, list[tuple[str, float]]],
+               rows: dict[str, dict[str, Any]]) -> bool:
+    """Whether the channels' candidates are fused by their scores (else by their ranks)."""
+    if params.fusion != "auto":
+        return params.fusion == "convex"
+    kinds = [rows[i]["kind"] for items in scored.values() for i, _ in items if i in rows]
+    return bool(kinds) and sum(k == "exchange" for k in kinds) >= CONVEX_EXCHANGE_SHARE * len(kinds)
+
+
+def _fuse(scored: dict[str, list[tuple[str, float]]], params: SearchParams, convex: bool) -> list[Fused]:
+    if convex:
+        return fuse_scores(scored, params.weights)
+    return fuse({c: [i for i, _ in items[: params.k_per_channel]] for c, items in scored.items()}, params.weights,
+                params.rrf_k)
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:
