@@ -85,8 +85,9 @@ class SearchParams:
 
     @property
     def depth(self) -> int:
-        """Candidates each channel returns before fusion (RRF then uses the first ``k_per_channel``)."""
-        return self.k_per_channel if self.fusion == "rrf" else max(self.k_per_channel, CONVEX_DEPTH)
+        """Candidates each channel returns first: the convex fusion's depth when it is asked for, else RRF's (``auto``
+        asks again, deeper, when it fuses by scores)."""
+        return max(self.k_per_channel, CONVEX_DEPTH) if self.fusion == "convex" else self.k_per_channel
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
                   withheld: str | None = None) -> SearchOutcome:
     """The ``params.limit`` best memories for ``query`` in ``store``, fused across channels.
 
-    The semantic and lexical channels each give ``params.depth`` candidates. They are fused by ``params.fusion``:
+    The semantic and lexical channels each give their best candidates. They are fused by ``params.fusion``:
     ``auto`` (the default) fuses by scores (``fuse_scores``) when at least half the candidates are conversation
     exchanges and by ranks (RRF) otherwise, as measured best for each (benchmark/RESULTS.md: LoCoMo conversations
     gain from scores; code, documentation and abstracts do not). With the scores fusion and ``params.feedback``, the
@@ -144,40 +145,31 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     where = filters.where()
     warnings: list[ChannelWarning] = []
     rows: dict[str, dict[str, Any]] = {}
-    scored: dict[str, list[tuple[str, float]]] = {}
 
     if "semantic" in params.channels and withheld is not None:
         warnings.append(ChannelWarning("semantic", "withheld", withheld))
     elif "semantic" in params.channels and vector is None and embedder is None:
         warnings.append(ChannelWarning("semantic", "unavailable",
                                        "semantic channel unavailable: no embedding model is loaded"))
-    elif "semantic" in params.channels:
+    elif "semantic" in params.channels and vector is None:
+        assert embedder is not None  # the branch above took a query with neither
         try:
-            if vector is None:
-                assert embedder is not None  # the branch above took a query with neither
-                vector = embedder.embed([query])[0]
-            scored["semantic"] = _nearest(store, vector, where, params, rows)
-        except WHOLE_WORKSPACE:
-            raise
+            vector = embedder.embed([query])[0]
         except EngramError as exc:
             warnings.append(ChannelWarning("semantic", "failed", f"semantic channel failed: {exc.message}"))
-    if "lexical" in params.channels:
-        try:
-            found = store.text_search(query, params.depth, where, MEMORY_COLUMNS)
-            scored["lexical"] = [(r["id"], float(r["_score"])) for r in found]
-            for r in found:
-                rows.setdefault(r["id"], r)
-        except WHOLE_WORKSPACE:
-            raise
-        except EngramError as exc:
-            warnings.append(ChannelWarning("lexical", "failed", f"lexical channel failed: {exc.message}"))
+    semantic = vector if "semantic" in params.channels and withheld is None else None
+    scored = _candidates(store, query, semantic, where, params, params.depth, rows, warnings)
     convex = _by_scores(params, scored, rows)
+    depth = max(params.depth, CONVEX_DEPTH) if convex else params.depth
+    if depth > params.depth:
+        # "auto" asks for RRF's depth first; conversation exchanges are fused by scores, over a longer tail.
+        scored = _candidates(store, query, semantic, where, params, depth, rows, [])
     fused = _fuse(scored, params, convex)
-    if convex and params.feedback and vector is not None and "semantic" in scored and fused:
+    if convex and params.feedback and semantic is not None and "semantic" in scored and fused:
         try:
-            moved = _moved_towards(store, vector, [f.id for f in fused[:FEEDBACK_DOCS]])
+            moved = _moved_towards(store, semantic, [f.id for f in fused[:FEEDBACK_DOCS]])
             if moved is not None:
-                scored["semantic"] = _nearest(store, moved, where, params, rows)
+                scored["semantic"] = _nearest(store, moved, where, depth, params.exact, rows)
                 fused = _fuse(scored, params, convex)
         except WHOLE_WORKSPACE:
             raise
@@ -187,14 +179,14 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
         seeds = [f.id for f in fused[: params.graph_seeds]]
         try:
             links = walk(store, seeds, hops=params.graph_hops, reverse=params.graph_reverse)
-            linked = [(link.id, link.score) for link in links[: params.depth * 2]]
+            linked = [(link.id, link.score) for link in links[: depth * 2]]
             if where:
                 # Only memories that pass the filters count; their ids suffice to rank them.
                 unseen = [i for i, _ in linked if i not in rows]
                 allowed = {r["id"] for r in store.scan(store.memories, sql.all_of(sql.in_list("id", unseen), where),
                                                        ["id"], limit=len(unseen))} if unseen else set()
                 linked = [(i, s) for i, s in linked if i in rows or i in allowed]
-            scored["graph"] = linked[: params.depth]
+            scored["graph"] = linked[: depth]
             fused = _fuse(scored, params, convex)
         except WHOLE_WORKSPACE:
             raise
@@ -216,10 +208,36 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     return SearchOutcome(hits, warnings)
 
 
-def _nearest(store: WorkspaceStore, vector: np.ndarray, where: str | None, params: SearchParams,
+def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, where: str | None,
+                params: SearchParams, depth: int, rows: dict[str, dict[str, Any]],
+                warnings: list[ChannelWarning]) -> dict[str, list[tuple[str, float]]]:
+    """The semantic (when ``vector`` is given) and lexical channels' ``depth`` best candidates as (id, score); their
+    rows go into ``rows``, a failing channel's reason into ``warnings``."""
+    scored: dict[str, list[tuple[str, float]]] = {}
+    if vector is not None:
+        try:
+            scored["semantic"] = _nearest(store, vector, where, depth, params.exact, rows)
+        except WHOLE_WORKSPACE:
+            raise
+        except EngramError as exc:
+            warnings.append(ChannelWarning("semantic", "failed", f"semantic channel failed: {exc.message}"))
+    if "lexical" in params.channels:
+        try:
+            found = store.text_search(query, depth, where, MEMORY_COLUMNS)
+            scored["lexical"] = [(r["id"], float(r["_score"])) for r in found]
+            for r in found:
+                rows.setdefault(r["id"], r)
+        except WHOLE_WORKSPACE:
+            raise
+        except EngramError as exc:
+            warnings.append(ChannelWarning("lexical", "failed", f"lexical channel failed: {exc.message}"))
+    return scored
+
+
+def _nearest(store: WorkspaceStore, vector: np.ndarray, where: str | None, depth: int, exact: bool,
              rows: dict[str, dict[str, Any]]) -> list[tuple[str, float]]:
     """The semantic channel's candidates as (id, cosine similarity); their rows go into ``rows``."""
-    found = store.vector_search(vector, params.depth, where, MEMORY_COLUMNS, exact=params.exact)
+    found = store.vector_search(vector, depth, where, MEMORY_COLUMNS, exact=exact)
     for r in found:
         rows.setdefault(r["id"], r)
     return [(r["id"], 1.0 - float(r["_distance"])) for r in found]
