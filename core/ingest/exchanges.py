@@ -38,11 +38,17 @@ def previous_exchange(store: WorkspaceStore, project: str) -> str | None:
         known = _last.get(store, {}).get(project)
     if known is not None:
         return known
+    # Two small columns of every exchange of the project, then one row's content (a long conversation's contents
+    # are not read for it).
     rows = store.scan(store.memories, sql.all_of("kind = 'exchange'", f"project = {sql.quote(project)}"),
-                      ["content", "created_at", "id"])
+                      ["created_at", "id"])
     if not rows:
         return None
-    latest = max(rows, key=lambda r: (r["created_at"], r["id"]))["content"]
+    newest = max(rows, key=lambda r: (r["created_at"], r["id"]))["id"]
+    found = store.memories_by_ids([newest], ["content"]).get(newest)
+    if found is None:  # deleted in between
+        return None
+    latest = found["content"]
     with _lock:
         _last.setdefault(store, {}).setdefault(project, str(latest))
     return str(latest)
