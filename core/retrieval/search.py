@@ -83,12 +83,6 @@ class SearchParams:
     fusion: Literal["auto", "convex", "rrf"] = "auto"
     feedback: bool = True  # with the convex fusion, search again from the query moved towards the best results
 
-    @property
-    def depth(self) -> int:
-        """Candidates each channel returns first: the convex fusion's depth when it is asked for, else RRF's (``auto``
-        asks again, deeper, when it fuses by scores)."""
-        return max(self.k_per_channel, CONVEX_DEPTH) if self.fusion == "convex" else self.k_per_channel
-
 
 @dataclass(frozen=True)
 class Hit:
@@ -158,12 +152,11 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
         except EngramError as exc:
             warnings.append(ChannelWarning("semantic", "failed", f"semantic channel failed: {exc.message}"))
     semantic = vector if "semantic" in params.channels and withheld is None else None
-    scored = _candidates(store, query, semantic, where, params, params.depth, rows, warnings)
+    # "auto" reads the convex fusion's longer tail only where it may fuse by scores: a workspace with exchanges.
+    deep = params.fusion == "convex" or (params.fusion == "auto" and _holds_exchanges(store))
+    depth = max(params.k_per_channel, CONVEX_DEPTH) if deep else params.k_per_channel
+    scored = _candidates(store, query, semantic, where, params, depth, rows, warnings)
     convex = _by_scores(params, scored, rows)
-    depth = max(params.depth, CONVEX_DEPTH) if convex else params.depth
-    if depth > params.depth:
-        # "auto" asks for RRF's depth first; conversation exchanges are fused by scores, over a longer tail.
-        scored = _candidates(store, query, semantic, where, params, depth, rows, [])
     fused = _fuse(scored, params, convex)
     if convex and params.feedback and semantic is not None and "semantic" in scored and fused:
         try:
@@ -254,6 +247,15 @@ def _moved_towards(store: WorkspaceStore, vector: np.ndarray, ids: list[str]) ->
         return None
     moved: np.ndarray = np.asarray(vector, dtype=np.float32) + FEEDBACK_WEIGHT * (mean / norm)
     return moved / float(np.linalg.norm(moved) or 1.0)
+
+
+def _holds_exchanges(store: WorkspaceStore) -> bool:
+    try:
+        return store.holds_exchanges()
+    except WHOLE_WORKSPACE:
+        raise
+    except EngramError:  # the channels will say what failed; search at RRF's depth meanwhile
+        return False
 
 
 def _by_scores(params: SearchParams, scored: dict[str, list[tuple[str, float]]],

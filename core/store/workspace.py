@@ -73,6 +73,7 @@ class WorkspaceStore:
         #: Read once: asking the table would cost a round trip to a shared workspace's bucket at every write.
         self.memories_schema: pa.Schema = self.memories.schema
         self._degrees: tuple[int, Counter[str]] | None = None
+        self._exchanges: tuple[int, bool] | None = None  # (memories version, whether it holds exchanges)
         self._degree_lock = threading.Lock()
         #: Called on the writer thread after every commit (the engine's maintenance schedule listens).
         self.on_commit: Callable[[WorkspaceStore], None] | None = None
@@ -243,6 +244,20 @@ class WorkspaceStore:
             return cast(int, table.version)
         except (OSError, ValueError, RuntimeError) as exc:
             raise self.failure(exc, "reading") from exc
+
+    def holds_exchanges(self) -> bool:
+        """Whether any memory is a conversation exchange (cached per version of the memories table).
+
+        Raises:
+            StoreError: the workspace cannot be read.
+        """
+        version = self.version(self.memories)
+        cached = self._exchanges
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        found = self.count(self.memories, "kind = 'exchange'") > 0
+        self._exchanges = (version, found)
+        return found
 
     def hub_degrees(self) -> Counter[str]:
         """How many memories point at each entity or source node (cached per edges-table version)."""
