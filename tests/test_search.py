@@ -11,6 +11,7 @@ import pytest
 from engram.core import Engine, Paths, Settings
 from engram.core.errors import StoreError
 from engram.core.retrieval.fusion import fuse, fuse_scores
+from engram.core.retrieval.search import Filters, SearchParams, _moved_towards, hybrid_search
 from engram.core.retrieval.speakers import named_speakers_first
 
 from .conftest import HashingEmbedder, write_tree
@@ -91,6 +92,26 @@ def test_feedback_finds_what_the_best_results_are_about_beyond_the_querys_words(
             # Without feedback only "hit" shares a word with the query; the rest tie at zero similarity.
             found = [ids[h.id] for h in hits if h.score > 0]
             assert found == expected
+
+
+def test_feedback_takes_the_vectors_the_semantic_channel_brought_and_reads_only_the_others(paths: Paths) -> None:
+    with Engine(paths, Settings(), embedder=HashingEmbedder()) as engine:
+        ids = [engine.call("store", {"content": c, "kind": "exchange"}).result.id
+               for c in ("Jon: alpha beta", "Gina: beta gamma", "Jon: gamma delta")]
+        store = engine.store()
+        stored = store.memories_by_ids(ids, ["vector"])
+        query = HashingEmbedder().embed(["beta"])[0]
+        from_store = _moved_towards(store, query, ids, {})
+        # One candidate's vector came with the semantic channel's rows; the other two are read.
+        from_rows = _moved_towards(store, query, ids, {ids[0]: {"id": ids[0], "vector": stored[ids[0]]["vector"]},
+                                                       ids[1]: {"id": ids[1], "kind": "exchange"}})
+        assert from_store is not None and from_rows is not None
+        assert from_rows == pytest.approx(from_store, abs=1e-6)
+        mean = np.mean([np.asarray(stored[i]["vector"]) for i in ids], axis=0)
+        expected = query + 0.5 * mean / np.linalg.norm(mean)
+        assert from_store == pytest.approx(expected / np.linalg.norm(expected), abs=1e-6)
+        outcome = hybrid_search(store, HashingEmbedder(), "beta", Filters(), SearchParams(limit=3, fusion="convex"))
+        assert outcome.hits and all("vector" not in h.row for h in outcome.hits), "the vectors stay inside the search"
 
 
 def test_auto_fusion_fuses_exchanges_by_score_and_everything_else_by_rank(paths: Paths) -> None:

@@ -155,12 +155,15 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     # "auto" reads the convex fusion's longer tail only where it may fuse by scores: a workspace with exchanges.
     deep = params.fusion == "convex" or (params.fusion == "auto" and _holds_exchanges(store))
     depth = max(params.k_per_channel, CONVEX_DEPTH) if deep else params.k_per_channel
-    scored = _candidates(store, query, semantic, where, params, depth, rows, warnings)
+    # The feedback reads the best candidates' vectors: the semantic channel brings its candidates' along (free in
+    # the same query); only lexical-only candidates need a read of their own.
+    feedback = deep and params.feedback and params.fusion != "rrf"
+    scored = _candidates(store, query, semantic, where, params, depth, rows, warnings, with_vectors=feedback)
     convex = _by_scores(params, scored, rows)
     fused = _fuse(scored, params, convex)
     if convex and params.feedback and semantic is not None and "semantic" in scored and fused:
         try:
-            moved = _moved_towards(store, semantic, [f.id for f in fused[:FEEDBACK_DOCS]])
+            moved = _moved_towards(store, semantic, [f.id for f in fused[:FEEDBACK_DOCS]], rows)
             if moved is not None:
                 scored["semantic"] = _nearest(store, moved, where, depth, params.exact, rows)
                 fused = _fuse(scored, params, convex)
@@ -203,13 +206,14 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
 
 def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, where: str | None,
                 params: SearchParams, depth: int, rows: dict[str, dict[str, Any]],
-                warnings: list[ChannelWarning]) -> dict[str, list[tuple[str, float]]]:
+                warnings: list[ChannelWarning], *, with_vectors: bool = False) -> dict[str, list[tuple[str, float]]]:
     """The semantic (when ``vector`` is given) and lexical channels' ``depth`` best candidates as (id, score); their
-    rows go into ``rows``, a failing channel's reason into ``warnings``."""
+    rows go into ``rows`` (the semantic ones with their ``vector`` when ``with_vectors``), a failing channel's reason
+    into ``warnings``."""
     scored: dict[str, list[tuple[str, float]]] = {}
     if vector is not None:
         try:
-            scored["semantic"] = _nearest(store, vector, where, depth, params.exact, rows)
+            scored["semantic"] = _nearest(store, vector, where, depth, params.exact, rows, with_vectors=with_vectors)
         except WHOLE_WORKSPACE:
             raise
         except EngramError as exc:
@@ -228,20 +232,26 @@ def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, wh
 
 
 def _nearest(store: WorkspaceStore, vector: np.ndarray, where: str | None, depth: int, exact: bool,
-             rows: dict[str, dict[str, Any]]) -> list[tuple[str, float]]:
+             rows: dict[str, dict[str, Any]], *, with_vectors: bool = False) -> list[tuple[str, float]]:
     """The semantic channel's candidates as (id, cosine similarity); their rows go into ``rows``."""
-    found = store.vector_search(vector, depth, where, MEMORY_COLUMNS, exact=exact)
+    columns = [*MEMORY_COLUMNS, "vector"] if with_vectors else MEMORY_COLUMNS
+    found = store.vector_search(vector, depth, where, columns, exact=exact)
     for r in found:
         rows.setdefault(r["id"], r)
     return [(r["id"], 1.0 - float(r["_distance"])) for r in found]
 
 
-def _moved_towards(store: WorkspaceStore, vector: np.ndarray, ids: list[str]) -> np.ndarray | None:
-    """The query's vector moved towards the mean of the vectors of ``ids`` (dense pseudo-relevance feedback)."""
-    found = store.memories_by_ids(ids, ["vector"])
+def _moved_towards(store: WorkspaceStore, vector: np.ndarray, ids: list[str],
+                   rows: dict[str, dict[str, Any]]) -> np.ndarray | None:
+    """The query's vector moved towards the mean of the vectors of ``ids`` (dense pseudo-relevance feedback); the
+    vectors come from ``rows`` where they hold them, else from the store."""
+    found = {i: rows[i]["vector"] for i in ids if i in rows and rows[i].get("vector") is not None}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        found.update({i: r["vector"] for i, r in store.memories_by_ids(missing, ["vector"]).items()})
     if not found:
         return None
-    mean = np.mean(np.asarray([found[i]["vector"] for i in ids if i in found], dtype=np.float32), axis=0)
+    mean = np.mean(np.asarray([found[i] for i in ids if i in found], dtype=np.float32), axis=0)
     norm = float(np.linalg.norm(mean))
     if norm == 0.0:
         return None
@@ -275,4 +285,5 @@ def _fuse(scored: dict[str, list[tuple[str, float]]], params: SearchParams, conv
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if not k.startswith("_")}
+    """A hit's row without the channels' working columns (distances, scores, the feedback's vector)."""
+    return {k: v for k, v in row.items() if not k.startswith("_") and k != "vector"}
