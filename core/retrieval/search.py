@@ -157,8 +157,8 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     depth = max(params.k_per_channel, CONVEX_DEPTH) if deep else params.k_per_channel
     # The feedback reads the best candidates' vectors: the semantic channel brings its candidates' along (free in
     # the same query); only lexical-only candidates need a read of their own.
-    feedback = deep and params.feedback and params.fusion != "rrf"
-    scored = _candidates(store, query, semantic, where, params, depth, rows, warnings, with_vectors=feedback)
+    scored = _candidates(store, query, semantic, where, params, depth, rows, warnings,
+                         with_vectors=deep and params.feedback)
     convex = _by_scores(params, scored, rows)
     fused = _fuse(scored, params, convex)
     if convex and params.feedback and semantic is not None and "semantic" in scored and fused:
