@@ -193,8 +193,11 @@ class Workspaces:
                 _undo_folder(folder, created_folder)
                 raise WorkspaceError(f"Cannot register workspace '{name}' on this computer ({exc.strerror}); check "
                                      "that Engram's data folder is writable.") from exc
-            except EngramError:
+            except EngramError as exc:
                 _undo_folder(folder, created_folder)
+                # The reason, and that nothing is kept on this computer: the caller adds it again once it is fixed.
+                exc.message = f"{exc.message} Workspace '{name}' was not added."
+                exc.args = (exc.message,)
                 raise
             return self._keep(name, store)
 

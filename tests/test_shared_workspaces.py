@@ -168,8 +168,9 @@ def test_the_bucket_stopped_mid_run_fails_clearly_local_work_goes_on_and_a_resta
 def test_a_workspace_added_while_the_bucket_is_down_is_not_registered(s3: LoopbackS3, tmp_path: Path) -> None:
     s3.stop()
     with machine(tmp_path, "alice") as alice:
-        with pytest.raises(BucketUnreachable):
+        with pytest.raises(BucketUnreachable) as unreachable:
             alice.add_shared_workspace("team", location(s3))
+        assert unreachable.value.message.endswith("Workspace 'team' was not added.")
         assert alice.workspace_names() == []
         assert not (tmp_path / "alice" / "data" / "workspaces" / "team").exists()
 
