@@ -3,6 +3,13 @@
 It can be stopped and started again on the same port keeping every object (moto keeps its state in the process,
 not in the server thread), which is how the tests take the bucket away mid-run. ``enforce_auth`` makes it check
 signatures and IAM policies, so that wrong keys and missing permissions fail as they do on AWS.
+
+Writes are handled one at a time. moto checks a conditional PUT's ``If-None-Match: *`` and then stores the object
+as two steps with no lock between them, so two concurrent PUTs of one new key could both pass the check and both be
+told 200, the second overwriting the first. AWS S3 makes that check and the write one atomic step, and LanceDB's
+commits rely on it (two writers of one manifest version: exactly one wins); without it a commit can be lost
+silently, which is the likeliest cause of the one CI run whose two-process test missed a note it had stored. Reads
+stay concurrent, as on a real store.
 """
 
 from __future__ import annotations
@@ -10,7 +17,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import urllib.request
+from collections.abc import Callable, Iterable
 from typing import Any
 
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")  # nothing may look for a cloud metadata service
@@ -24,13 +33,9 @@ class LoopbackS3:
     """moto's S3 (and IAM) server on 127.0.0.1. ``close`` it."""
 
     def __init__(self) -> None:
-        from moto.server import ThreadedMotoServer
-
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        self._server_type = ThreadedMotoServer
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        self._server.start()
-        self.port = self._server.get_host_and_port()[1]
+        self._server = _Server(port=0)
+        self.port = self._server.port
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.running = True
         self._post("/moto-api/reset", b"")  # moto's state is per process: start from an empty one
@@ -69,8 +74,7 @@ class LoopbackS3:
 
     def start(self) -> None:
         if not self.running:
-            self._server = self._server_type(ip_address="127.0.0.1", port=self.port, verbose=False)
-            self._server.start()
+            self._server = _Server(port=self.port)
             self.running = True
 
     def close(self) -> None:
@@ -82,3 +86,40 @@ class LoopbackS3:
                                          headers={"Content-Type": "text/plain"})
         with urllib.request.urlopen(request, timeout=10) as response:
             response.read()
+
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class _Server:
+    """moto's S3 and IAM application behind werkzeug's threaded server on 127.0.0.1, serving from construction."""
+
+    def __init__(self, port: int) -> None:
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+        from werkzeug.serving import make_server
+
+        app = writes_one_at_a_time(DomainDispatcherApplication(create_backend_app))
+        self._server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
+        self.port: int = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, name=f"loopback-s3-{self.port}",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+def writes_one_at_a_time(app: WSGIApp) -> WSGIApp:
+    """``app`` with every request that changes state (anything but GET and HEAD) handled alone, response and all,
+    which makes a conditional PUT's check and write one step as on a real store."""
+    lock = threading.Lock()
+
+    def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD") in ("GET", "HEAD"):
+            return app(environ, start_response)
+        with lock:
+            return list(app(environ, start_response))
+
+    return serve

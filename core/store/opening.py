@@ -21,6 +21,7 @@ import pyarrow as pa
 from ..errors import SchemaTooNew, WorkspaceError, WorkspaceNotFound
 from ..fileio import atomic_write_bytes
 from .bucket_errors import bucket_failure, unknown_failure
+from .commit_races import retrying_lost_races
 from .location import BucketLocation
 from .schema import (
     DIGESTS_SCHEMA,
@@ -110,8 +111,11 @@ def _open_in_bucket(cls: type[WorkspaceStore], name: str, folder: Path, bucket: 
 
     location = bucket.location
     writing = False
-    try:
-        db = lancedb.connect(location.uri, storage_options=bucket.options, read_consistency_interval=read_consistency)
+
+    def prepare(db: Any) -> None:
+        """Create the workspace (or the tables an older one lacks) and migrate it: each step's commit may lose
+        a race with another machine doing the same at the same moment, and is then tried again."""
+        nonlocal writing
         existing = set(db.list_tables().tables)
         if META_TABLE not in existing:
             if existing:
@@ -137,6 +141,11 @@ def _open_in_bucket(cls: type[WorkspaceStore], name: str, folder: Path, bucket: 
             db.open_table(META_TABLE).merge_insert("key").when_matched_update_all().when_not_matched_insert_all() \
                 .execute(pa.Table.from_pylist([{"key": "schema_version", "value": str(SCHEMA_VERSION)}],
                                               schema=_META_SCHEMA))
+        writing = False
+
+    try:
+        db = lancedb.connect(location.uri, storage_options=bucket.options, read_consistency_interval=read_consistency)
+        retrying_lost_races(lambda: prepare(db), f"opening shared workspace '{name}'")
         return cls(name, folder, db, dimensions, location)
     except (OSError, ValueError, RuntimeError) as exc:
         found = bucket_failure(exc, name, location, "opening", write=writing)

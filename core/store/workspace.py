@@ -8,7 +8,6 @@ commit that loses a race with another machine's is tried again.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from collections import Counter
@@ -22,7 +21,8 @@ import pyarrow as pa
 
 from ..errors import EngramError, StoreError
 from . import filters as sql
-from .bucket_errors import BucketUnreachable, bucket_failure, is_commit_conflict
+from .bucket_errors import BucketUnreachable, bucket_failure
+from .commit_races import retrying_lost_races
 from .location import BucketLocation
 from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SOURCE_PREFIX, SOURCES_SCHEMA, search_text
 from .timestamps import clamp_timestamps
@@ -34,9 +34,6 @@ logger = logging.getLogger(__name__)
 
 WRITER_THREAD = "engram-writer"
 _FTS_COLUMN = "search_text"
-#: A shared workspace's write that keeps losing commit races to other machines is tried this many times in all.
-_COMMIT_ATTEMPTS = 8
-_COMMIT_BACKOFF_SEC = 0.05
 #: How long a shared workspace found unreachable answers "unreachable" at once, before its storage is tried again.
 UNREACHABLE_HOLD_SEC = 5.0
 _IF_IT_KEEPS_FAILING = ("Try again; if it keeps failing, the workspace's files may be damaged: restore them from a "
@@ -290,17 +287,11 @@ class WorkspaceStore:
     def _write(self, what: str, fn: Any) -> Any:
         require_writer()
         self.reachable(f"writing {what} to", write=True)
-        for attempt in range(_COMMIT_ATTEMPTS):
-            try:
-                result = fn()
-                break
-            except (OSError, ValueError, RuntimeError) as exc:
-                # A shared workspace's commit can lose a race with another machine's: LanceDB committed nothing
-                # and retried a few times itself; so do we, a little later each time, before giving up.
-                if self.location is None or not is_commit_conflict(exc) or attempt == _COMMIT_ATTEMPTS - 1:
-                    raise self.failure(exc, f"writing {what} to", write=True) from exc
-                logger.info("writing %s to shared workspace '%s' lost a commit race; trying again", what, self.name)
-                time.sleep(_COMMIT_BACKOFF_SEC * 2 ** attempt * (0.5 + random.random()))
+        try:
+            result = fn() if self.location is None else retrying_lost_races(
+                fn, f"writing {what} to shared workspace '{self.name}'")
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise self.failure(exc, f"writing {what} to", write=True) from exc
         self._committed()
         return result
 
