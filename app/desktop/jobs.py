@@ -3,7 +3,8 @@
 The Qt thread never waits on the engine, a file, the keyring or a vendor tool. ``Jobs.submit`` runs a
 callable on a small thread pool (or in a *lane*: one worker per lane, so the writes of one file or store
 happen one at a time, in the order asked, and a slow keyring holds up only the keyring) and reports
-through Qt signals, which Qt delivers on the thread of whoever listens (the Qt thread).
+through Qt signals, which are emitted on the Qt thread only: a worker's news travels there first (a queued
+relay), so every listener, and every connection made or dropped meanwhile, meets it on one thread.
 Ingests are followed through the engine's events: an ingest that starts on one of our workers is that
 worker's job; one that starts on another thread (an editor's ingest through the service) becomes an
 ``external`` job, so the tray shows that indexing too, and it ends on the ingest's finished or failed
@@ -20,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
 
 from engram.core import EngramError
 from engram.core.errors import IngestCancelled
@@ -71,6 +72,11 @@ class Jobs(QObject):
     changed = Signal(object)  # Job
     finished = Signal(object)  # Job, once, when it ends (``error`` set when it failed)
     memories_changed = Signal(str)  # a workspace whose memories were written or deleted (by anyone)
+    # What any thread reports; the slots re-emit it on the Qt thread (this object lives there), directly
+    # when the report is made there, queued otherwise.
+    _changed_anywhere = Signal(object)
+    _finished_anywhere = Signal(object)
+    _memories_changed_anywhere = Signal(str)
 
     def __init__(self, workers: int = 2, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -83,8 +89,9 @@ class Jobs(QObject):
         self._by_thread: dict[int, int] = {}  # our workers' threads → their jobs
         self._by_ingest: dict[str, int] = {}  # ingests in progress → their jobs
         self._handlers: dict[int, Callable[[Job], None]] = {}
-        # Emitted on a worker, delivered here on the Qt thread (this object lives there).
-        self.finished.connect(self._dispatch)
+        self._changed_anywhere.connect(self._relay_changed)
+        self._finished_anywhere.connect(self._relay_finished)
+        self._memories_changed_anywhere.connect(self._relay_memories_changed)
 
     def submit(self, kind: JobKind, title: str, work: Callable[[Report], Any],
                on_done: Callable[[Job], None] | None = None, *, lane: str | None = None) -> Job:
@@ -136,7 +143,7 @@ class Jobs(QObject):
     def engine_event(self, event: EngineEvent) -> None:
         """An engine listener (any thread): follows every ingest as a job and passes on memory changes."""
         if isinstance(event, (MemoriesWritten, MemoriesDeleted)):
-            self.memories_changed.emit(event.workspace)
+            self._memories_changed_anywhere.emit(event.workspace)
         elif isinstance(event, IngestStarted):
             with self._lock:
                 job_id = self._by_thread.get(threading.get_ident())
@@ -166,10 +173,22 @@ class Jobs(QObject):
             else:
                 self._finish(ended.id, result=None)
 
-    def _dispatch(self, job: Job) -> None:
+    @Slot(object)
+    def _relay_changed(self, job: Job) -> None:
+        self.changed.emit(job)
+
+    @Slot(object)
+    def _relay_finished(self, job: Job) -> None:
         handler = self._handlers.pop(job.id, None)
-        if handler is not None:
-            handler(job)
+        try:
+            if handler is not None:  # the submitter hears first, then every listener
+                handler(job)
+        finally:
+            self.finished.emit(job)
+
+    @Slot(str)
+    def _relay_memories_changed(self, workspace: str) -> None:
+        self.memories_changed.emit(workspace)
 
     def cancel_ingest(self, job_id: int, cancel: Callable[[str], bool]) -> bool:
         """Ask the engine (``cancel``: ``Engine.cancel_ingest``) to stop the ingest job ``job_id`` after its
@@ -201,7 +220,7 @@ class Jobs(QObject):
     def _store(self, job: Job) -> None:
         with self._lock:
             self._jobs[job.id] = job
-        self.changed.emit(job)
+        self._changed_anywhere.emit(job)
 
     def _update(self, job_id: int, **changes: Any) -> None:
         with self._lock:
@@ -209,7 +228,7 @@ class Jobs(QObject):
             if job is None or job.finished:
                 return
             job = self._jobs[job_id] = replace(job, **changes)
-        self.changed.emit(job)
+        self._changed_anywhere.emit(job)
 
     def _finish(self, job_id: int, *, result: Any = None, error: EngramError | None = None) -> None:
         with self._lock:
@@ -219,5 +238,5 @@ class Jobs(QObject):
             if error is None and job.total:
                 job = replace(job, done=job.total)
             job = replace(job, finished=True, result=result, error=error)
-        self.changed.emit(job)
-        self.finished.emit(job)
+        self._changed_anywhere.emit(job)
+        self._finished_anywhere.emit(job)
