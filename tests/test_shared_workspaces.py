@@ -13,6 +13,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -188,6 +189,67 @@ def join_at_once(engine: Engine, where: BucketLocation, start: threading.Barrier
         engine.add_shared_workspace("team", where)
     except Exception as exc:  # the test's assertion shows every machine's failure
         failures.append(f"{type(exc).__name__}: {exc}")
+
+
+def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migrate_it_once(
+        s3: LoopbackS3, tmp_path: Path) -> None:
+    """A schema-2 workspace in the bucket (full-text index on content alone), opened by three upgraded machines at
+    once: each may try the migration's steps; the losers of its commit races try again and find it done."""
+    import lancedb
+    import pyarrow as pa
+    from lancedb.index import FTS
+
+    from engram.core.store.bucket_access import storage_options
+    from engram.core.store.opening import META_TABLE
+    from engram.core.store.schema import (
+        DIGESTS_SCHEMA,
+        EDGES_SCHEMA,
+        FACTS_SCHEMA,
+        SCHEMA_VERSION,
+        SOURCES_SCHEMA,
+        memories_schema,
+    )
+
+    where = location(s3, "engram/older")
+    db = lancedb.connect(where.uri, storage_options=storage_options(where, BucketCredentials(*OPEN_KEY)))
+    db.create_table(META_TABLE, data=pa.Table.from_pylist(
+        [{"key": "schema_version", "value": "2"}, {"key": "dimensions", "value": "384"},
+         {"key": "embed_model", "value": "all-minilm-l6-v2"}]))
+    old = pa.schema([f for f in memories_schema(384) if f.name != "search_text"])
+    now = datetime(2026, 11, 2, tzinfo=UTC)
+    vector = HashingEmbedder().embed(["Release checklist\nTag the release, then publish the notes."])[0]
+    memories = db.create_table("memories", data=pa.Table.from_pylist([{
+        "id": "m1", "project": "", "source": "", "kind": "note", "type": "note", "tags": [], "title": "Release checklist",
+        "content": "Tag the release, then publish the notes.", "vector": vector.tolist(), "created_at": now,
+        "updated_at": now, "content_hash": "m1", "chunk_index": 0, "start_line": 0, "end_line": 0}], schema=old))
+    memories.create_index("content", config=FTS(with_position=False, stem=True, remove_stop_words=True,
+                                                ascii_folding=True))
+    for name, schema in (("sources", SOURCES_SCHEMA), ("facts", FACTS_SCHEMA), ("edges", EDGES_SCHEMA),
+                         ("digests", DIGESTS_SCHEMA)):
+        db.create_table(name, schema=schema)
+
+    engines = [machine(tmp_path, f"m{n}") for n in range(3)]
+    start = threading.Barrier(len(engines))
+    failures: list[str] = []
+    joiners = [threading.Thread(target=join_at_once, args=(engine, where, start, failures)) for engine in engines]
+    try:
+        for joiner in joiners:
+            joiner.start()
+        for joiner in joiners:
+            joiner.join(timeout=120)
+        assert failures == []
+        for engine in engines:
+            store = engine.store("team")
+            assert [(i.columns, i.index_type) for i in store.indices(store.memories)] == [(["search_text"], "FTS")]
+            hits = engine.call("search", {"query": "release checklist", "workspace": "team",
+                                          "channels": ["lexical"]}).result.hits
+            assert [h.id for h in hits] == ["m1"]  # "checklist" is in its title alone
+        meta = {r["key"]: r["value"] for r in db.open_table(META_TABLE).to_arrow().to_pylist()}
+        assert meta["schema_version"] == str(SCHEMA_VERSION)
+        assert db.open_table("memories").count_rows() == 1
+    finally:
+        for engine in engines:
+            engine.close()
 
 
 def test_a_folder_ingested_into_a_shared_workspace_is_found_from_another_machine(
