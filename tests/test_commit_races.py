@@ -47,3 +47,16 @@ def test_any_other_failure_is_not_tried_again() -> None:
     with pytest.raises(OSError, match="AccessDenied"):
         retrying_lost_races(commit, "test", sleep=lambda _s: None)
     assert calls == [1]
+
+
+def test_a_failure_the_caller_names_is_tried_again_too() -> None:
+    outcomes: list[Exception | str] = [ValueError("Table 'workspace' was not found"), "opened"]
+
+    def open_table() -> str:
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    assert retrying_lost_races(open_table, "test", also=lambda exc: "was not found" in str(exc),
+                               sleep=lambda _s: None) == "opened"

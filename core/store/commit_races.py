@@ -27,8 +27,10 @@ BACKOFF_SEC = 0.05
 
 
 def retrying_lost_races(fn: Callable[[], T], what: str, *, attempts: int = ATTEMPTS,
+                        also: Callable[[BaseException], bool] | None = None,
                         sleep: Callable[[float], None] = time.sleep) -> T:
-    """``fn()``, called again after a short, growing pause while it fails with a commit conflict.
+    """``fn()``, called again after a short, growing pause while it fails with a commit conflict (or a failure
+    ``also`` accepts: another machine's work in progress that the next attempt will find done).
 
     ``what`` (e.g. "writing notes to shared workspace 'team'") names the attempt in the log. ``fn`` must be
     safe to call again after a lost race: the lost commit wrote nothing.
@@ -41,7 +43,7 @@ def retrying_lost_races(fn: Callable[[], T], what: str, *, attempts: int = ATTEM
         try:
             return fn()
         except (OSError, ValueError, RuntimeError) as exc:
-            if not is_commit_conflict(exc):
+            if not (is_commit_conflict(exc) or (also is not None and also(exc))):
                 raise
             logger.info("%s lost a commit race to another machine (attempt %d of %d); trying again", what, attempt,
                         attempts)

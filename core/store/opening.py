@@ -145,13 +145,19 @@ def _open_in_bucket(cls: type[WorkspaceStore], name: str, folder: Path, bucket: 
 
     try:
         db = lancedb.connect(location.uri, storage_options=bucket.options, read_consistency_interval=read_consistency)
-        retrying_lost_races(lambda: prepare(db), f"opening shared workspace '{name}'")
+        retrying_lost_races(lambda: prepare(db), f"opening shared workspace '{name}'", also=_being_created)
         return cls(name, folder, db, dimensions, location)
     except (OSError, ValueError, RuntimeError) as exc:
         found = bucket_failure(exc, name, location, "opening", write=writing)
         (logger.info if found else logger.warning)("opening shared workspace '%s' at %s failed: %s", name,
                                                    location.uri, exc)
         raise (found or unknown_failure(name, location, "opening")) from exc
+
+
+def _being_created(exc: BaseException) -> bool:
+    """Whether ``exc`` says a table is listed but has no version yet: another machine is creating it (its files
+    are there, its first commit is not), so the next attempt opens it."""
+    return "was not found" in str(exc)
 
 
 def _create_missing_tables(db: Any, dimensions: int) -> None:
