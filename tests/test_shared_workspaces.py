@@ -155,15 +155,8 @@ def test_machines_creating_one_new_shared_workspace_at_the_same_moment_all_join_
     for round_ in range(3):
         where = location(s3, f"engram/joined-{round_}")
         engines = [machine(tmp_path / f"round-{round_}", f"m{n}") for n in range(3)]
-        start = threading.Barrier(len(engines))
-        failures: list[str] = []
-        joiners = [threading.Thread(target=join_at_once, args=(engine, where, start, failures)) for engine in engines]
         try:
-            for joiner in joiners:
-                joiner.start()
-            for joiner in joiners:
-                joiner.join(timeout=120)
-            assert failures == []
+            assert join_all_at_once(engines, where) == []
             for n, engine in enumerate(engines):
                 engine.call("store", {"content": f"machine {n} keeps the deploy checklist {round_}",
                                       "workspace": "team"})
@@ -182,13 +175,24 @@ def test_machines_creating_one_new_shared_workspace_at_the_same_moment_all_join_
                 engine.close()
 
 
-def join_at_once(engine: Engine, where: BucketLocation, start: threading.Barrier, failures: list[str]) -> None:
-    """Add shared workspace 'team' at ``where`` once ``start`` lets every machine go; a failure is appended."""
-    start.wait()
-    try:
-        engine.add_shared_workspace("team", where)
-    except Exception as exc:  # the test's assertion shows every machine's failure
-        failures.append(f"{type(exc).__name__}: {exc}")
+def join_all_at_once(engines: list[Engine], where: BucketLocation) -> list[str]:
+    """Every engine adds shared workspace 'team' at ``where`` at the same moment (one thread each); their failures."""
+    start = threading.Barrier(len(engines))
+    failures: list[str] = []
+
+    def join(engine: Engine) -> None:
+        start.wait()
+        try:
+            engine.add_shared_workspace("team", where)
+        except Exception as exc:  # the caller's assertion shows every machine's failure
+            failures.append(f"{type(exc).__name__}: {exc}")
+
+    joiners = [threading.Thread(target=join, args=(engine,)) for engine in engines]
+    for joiner in joiners:
+        joiner.start()
+    for joiner in joiners:
+        joiner.join(timeout=120)
+    return failures
 
 
 def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migrate_it_once(
@@ -229,15 +233,8 @@ def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migra
         db.create_table(name, schema=schema)
 
     engines = [machine(tmp_path, f"m{n}") for n in range(3)]
-    start = threading.Barrier(len(engines))
-    failures: list[str] = []
-    joiners = [threading.Thread(target=join_at_once, args=(engine, where, start, failures)) for engine in engines]
     try:
-        for joiner in joiners:
-            joiner.start()
-        for joiner in joiners:
-            joiner.join(timeout=120)
-        assert failures == []
+        assert join_all_at_once(engines, where) == []
         for engine in engines:
             store = engine.store("team")
             assert [(i.columns, i.index_type) for i in store.indices(store.memories)] == [(["search_text"], "FTS")]
