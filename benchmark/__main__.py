@@ -1,114 +1,99 @@
 """The benchmark runner: ``python -m benchmark <suite> [options]`` (see benchmark/README.md).
 
-Suites: recall, quality, speed, ingest (where a fresh ingest's time goes; an edit re-ingested), mcp, models, budget, writes, shared (a workspace in an S3 bucket on loopback), conversation (LoCoMo, with --data), recall-llm (with
---model), chat (with one or more --model), or all (neither recall-llm nor chat; quality and conversation only where their data is); ``fetch-models``
-downloads the Qwen2.5-Coder GGUFs recall-llm is measured with (benchmark/bench_models.py). Each writes result.json, summary.md and its plots under
-``benchmark/results/<suite>-<UTC timestamp>/`` (``--results`` moves them) and prints the summary.
+Suites are registered in benchmark/suites.py; ``all`` runs every suite marked for it (quality and conversation
+only where their data is). ``report`` rebuilds RESULTS.md's generated parts from the result files;
+``fetch-models`` downloads the Qwen2.5-Coder GGUFs recall-llm and chat are measured with. Each suite writes
+result.json (one envelope: what ran, on which commit, settings and models, machine, time; benchmark/harness.py),
+summary.md and its plots under ``benchmark/results/<suite>-<UTC timestamp>/`` (``--results`` moves them) and
+prints the summary.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import MISSING, fields
 from pathlib import Path
+from typing import Any, get_args, get_origin, get_type_hints
 
-from .common import ROOT, Run
+from .common import ROOT
+from .suites import SUITES, LookupsOptions, Suite
 
-DEFAULT_SCIFACT = ROOT.parents[1] / "shared" / "data" / "scifact.zip"
-DEFAULT_LOCOMO = ROOT.parents[1] / "shared" / "data" / "locomo-public.json"
-SUITES = ("recall", "quality", "conversation", "speed", "ingest", "mcp", "models", "budget", "writes", "shared")
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--quick", action="store_true", help="A small smoke run of the same code paths.")
+    common.add_argument("--seed", type=int, default=7, help="Seed for every sampled choice.")
+    common.add_argument("--results", type=Path, default=ROOT / "results", help="Where result folders go.")
+    common.add_argument("--cache", type=Path, default=ROOT / ".cache",
+                        help="Corpora and workspaces, kept between runs.")
+    return common
+
+
+def _add_options(parser: argparse.ArgumentParser, options: type[Any]) -> None:
+    hints = get_type_hints(options)
+    for f in fields(options):
+        kind, meta = hints[f.name], f.metadata
+        flag = f"--{f.name.replace('_', '-')}"
+        if get_origin(kind) is list:
+            (item,) = get_args(kind)
+            parser.add_argument(flag, dest=f.name, type=item, action="append", default=None,
+                                required=meta.get("required", False), help=meta.get("help"))
+        else:
+            default = f.default if f.default is not MISSING else None
+            parser.add_argument(flag, dest=f.name, type=kind, default=default, required=meta.get("required", False),
+                                help=f"{meta.get('help', '')} (default: {default})" if not meta.get("required")
+                                else meta.get("help"))
+
+
+def _options(suite: Suite, args: argparse.Namespace) -> Any:
+    given = {f.name: getattr(args, f.name) for f in fields(suite.options)
+             if getattr(args, f.name, None) is not None}
+    return suite.options(**given)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m benchmark", description=__doc__,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = top.add_subparsers(dest="command", required=True, metavar="SUITE")
+    common = _common()
+    for suite in SUITES.values():
+        one = sub.add_parser(suite.name, parents=[common], help=suite.about, description=suite.about)
+        _add_options(one, suite.options)
+    every = sub.add_parser("all", parents=[common], help="every suite marked for it, one after another")
+    _add_options(every, LookupsOptions)
+    report = sub.add_parser("report", help="rebuild RESULTS.md's tables from the result files")
+    report.add_argument("--check", action="store_true", help="change nothing; fail when RESULTS.md is stale")
+    report.add_argument("--prune", action="store_true", help="delete result folders RESULTS.md does not name")
+    sub.add_parser("fetch-models", help="download the measurement models (pinned by hash)")
+    return top
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmark", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("suite", choices=[*SUITES, "recall-llm", "chat", "all", "fetch-models"])
-    parser.add_argument("--quick", action="store_true", help="A small smoke run of the same code paths.")
-    parser.add_argument("--seed", type=int, default=7, help="Seed for every sampled choice.")
-    parser.add_argument("--lookups", type=Path, default=ROOT / "django-lookups.json",
-                        help="Lookups file (format of django-lookups.json) for recall, speed, recall-llm and chat.")
-    parser.add_argument("--data", type=Path, default=None,
-                        help="quality: scifact.zip (default ../shared/data/scifact.zip); conversation: a LoCoMo-format "
-                             "JSON file (default ../shared/data/locomo-public.json).")
-    parser.add_argument("--model", type=Path, action="append", default=[],
-                        help="recall-llm: the GGUF of the helper model to measure; chat: a chat model's GGUF (repeat "
-                             "--model to measure several, one after another).")
-    parser.add_argument("--threads", type=int, default=2, help="chat: tagger.local.threads, the model's CPU threads.")
-    parser.add_argument("--timeout", type=float, default=30.0, help="recall-llm: recall.llm_timeout_sec.")
-    parser.add_argument("--results", type=Path, default=ROOT / "results", help="Where result folders go.")
-    parser.add_argument("--cache", type=Path, default=ROOT / ".cache", help="Corpora and workspaces, kept between runs.")
-    args = parser.parse_args(argv)
-    if args.suite == "fetch-models":
+    top = parser()
+    args = top.parse_args(argv)
+    if args.command == "fetch-models":
         from .bench_models import main as fetch_models
 
         return fetch_models()
-    run = Run(quick=args.quick, seed=args.seed, cache=args.cache.resolve(), results=args.results.resolve())
-    suites = SUITES if args.suite == "all" else (args.suite,)
-    for suite in suites:
-        data = args.data or (DEFAULT_LOCOMO if suite == "conversation" else DEFAULT_SCIFACT)
-        if suite == "quality" and not data.is_file():
-            print(f"quality: skipped, no SciFact file at {data} (give --data PATH)", file=sys.stderr)
+    if args.command == "report":
+        from .report import main as report
+
+        return report(check=args.check, prune=args.prune)
+    from .harness import run_one
+
+    chosen = [s for s in SUITES.values() if s.in_all] if args.command == "all" else [SUITES[args.command]]
+    for suite in chosen:
+        options = _options(suite, args)
+        problems = options.problems()
+        if problems and args.command == "all":
+            print(f"{suite.name}: skipped ({'; '.join(problems)})", file=sys.stderr)
             continue
-        if suite == "conversation" and not data.is_file():
-            print(f"conversation: skipped, no LoCoMo file at {data} (give --data PATH)", file=sys.stderr)
-            continue
-        if suite == "conversation":
-            from .conversation import run_suite as conversation
-
-            folder = conversation(run, data)
-        elif suite == "recall-llm":
-            if len(args.model) != 1 or not args.model[0].is_file():
-                parser.error("recall-llm needs one --model PATH to a GGUF file")
-            from .recall_llm import run_suite as recall_llm
-
-            folder = recall_llm(run, args.lookups, args.model[0], args.timeout)
-        elif suite == "chat":
-            missing = [str(m) for m in args.model if not m.is_file()]
-            if not args.model or missing:
-                parser.error("chat needs --model PATH to a GGUF file (repeat it for more models)"
-                             + (f"; not a file: {', '.join(missing)}" if missing else ""))
-            if args.threads < 1:
-                parser.error("--threads must be at least 1")
-            from .chat import run_suite as chat
-
-            folder = chat(run, args.lookups, args.model, args.threads)
-        elif suite == "recall":
-            from .recall import run_suite as recall
-
-            folder = recall(run, args.lookups)
-        elif suite == "quality":
-            from .quality import run_suite as quality
-
-            folder = quality(run, data)
-        elif suite == "speed":
-            from .speed import run_suite as speed
-
-            folder = speed(run, args.lookups)
-        elif suite == "budget":
-            from .budget import run_suite as budget
-
-            folder = budget(run, args.lookups)
-        elif suite == "ingest":
-            from .ingest import run_suite as ingest
-
-            folder = ingest(run, args.lookups)
-        elif suite == "shared":
-            from .shared import run_suite as shared
-
-            folder = shared(run, args.lookups)
-        elif suite == "writes":
-            from .writes import run_suite as writes
-
-            folder = writes(run)
-        elif suite == "models":
-            from .models import run_suite as models
-
-            folder = models(run)
-        else:
-            from .mcp_startup import run_suite as mcp
-
-            folder = mcp(run)
-        print((folder / "summary.md").read_text())
+        if problems:
+            top.error(f"{suite.name}: " + "; ".join(problems))
+        folder = run_one(suite.module, suite.name, options, quick=args.quick, seed=args.seed,
+                         cache=args.cache.resolve(), results=args.results.resolve())
+        print((folder / "summary.md").read_text(encoding="utf-8"))
         print(f"written to {folder}\n", flush=True)
     return 0
 

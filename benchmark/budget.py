@@ -13,14 +13,14 @@ from __future__ import annotations
 import statistics
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from engram.core import Settings
 from engram.core.budget import Allowance, RunLedger
 
-from .common import Run, engine_at, machine, percentile, result_folder, write_result
+from .common import Run, engine_at, percentile
 from .corpus import indexed, load
+from .suites import LookupsOptions
 
 
 def _stats(values: list[float]) -> dict[str, float]:
@@ -28,8 +28,8 @@ def _stats(values: list[float]) -> dict[str, float]:
             "n": len(values)}
 
 
-def run_suite(run: Run, lookups_file: Path) -> Path:
-    corpus = load(run, lookups_file)
+def run_suite(run: Run, options: LookupsOptions) -> dict[str, Any]:
+    corpus = load(run, options.lookups)
     engine, _ = indexed(run, corpus)
     engine.close()
     queries = [p["query"] for lookup in corpus.lookups for p in lookup["parts"]]
@@ -79,13 +79,20 @@ def run_suite(run: Run, lookups_file: Path) -> Path:
 
     off_s, on_s = _stats(times["off"]), _stats(times["on"])
     result: dict[str, Any] = {
-        "suite": "budget", "quick": run.quick, "corpus": corpus.name, "searches": len(times["off"]),
+        "corpus": corpus.name, "searches": len(times["off"]), "queries": len(queries), "repeats": repeats,
         "budget_off": off_s, "budget_on": on_s, "used_up_run": _stats(times["used_up"]),
         "added_ms": {"p50": round(on_s["p50_ms"] - off_s["p50_ms"], 3), "p95": round(on_s["p95_ms"] - off_s["p95_ms"], 3)},
-        "ledger_ops": {k: _stats(v) for k, v in ops.items()}, "machine": machine(),
+        "ledger_ops": {k: _stats(v) for k, v in ops.items()},
     }
-    lines = [f"# Run budget ledger overhead{' (quick)' if run.quick else ''}", "",
-             f"{len(times['off'])} searches on {corpus.name} ({len(queries)} queries × {repeats}), budget off and on "
+    return result
+
+
+def summary(envelope: dict[str, Any]) -> str:
+    result = envelope["result"]
+    off_s, on_s = result["budget_off"], result["budget_on"]
+    lines = [f"# Run budget ledger overhead{' (quick)' if envelope['quick'] else ''}", "",
+             f"{result['searches']} searches on {result['corpus']} ({result['queries']} queries × "
+             f"{result['repeats']}), budget off and on "
              "alternating; on: a fresh run per search (plan from the ledger, durable reservation, embed, outcome).", "",
              "| | p50 ms | p95 ms |", "|---|---|---|",
              f"| budget off | {off_s['p50_ms']} | {off_s['p95_ms']} |",
@@ -95,4 +102,4 @@ def run_suite(run: Run, lookups_file: Path) -> Path:
              f"{result['used_up_run']['p95_ms']} |", "",
              "Ledger operations alone: " + "; ".join(
                  f"{k} p50 {v['p50_ms']} ms, p95 {v['p95_ms']} ms" for k, v in result["ledger_ops"].items()), ""]
-    return write_result(result_folder(run, "budget"), result, "\n".join(lines))
+    return "\n".join(lines)

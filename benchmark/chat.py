@@ -26,8 +26,9 @@ from engram.core.chat.loop import ChatEvent, ChatText, ChatTurn
 from engram.core.errors import EngramError, NotFound
 from engram.core.fileio import sha256_file
 
-from .common import Run, engine_at, machine, result_folder, write_result
+from .common import Run, engine_at, note_model
 from .corpus import indexed, load
+from .suites import ChatOptions
 
 
 def sources_of(engine: Engine, ids: list[str], root: str) -> dict[str, str]:
@@ -142,12 +143,13 @@ def summarize_model(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run_suite(run: Run, lookups_file: Path, models: list[Path], threads: int = 2) -> Path:
-    corpus = load(run, lookups_file)
+def run_suite(run: Run, options: ChatOptions) -> dict[str, Any]:
+    models, threads = options.model, options.threads
+    corpus = load(run, options.lookups)
     root = corpus.folder.resolve().as_posix() + "/"
     engine, _ = indexed(run, corpus)
     engine.close()
-    folder = result_folder(run, "chat")
+    folder = run.folder
     settings = Settings()
     settings.tagger.local.threads = threads
     measured: list[dict[str, Any]] = []
@@ -187,10 +189,10 @@ def run_suite(run: Run, lookups_file: Path, models: list[Path], threads: int = 2
                       f"gold found {row['gold_found']}/{row['gold']}, cited {row['cited_in_evidence']}", flush=True)
             entry.update(turns=rows, summary=summarize_model(rows))
             measured.append(entry)
-    result = {"suite": "chat", "quick": run.quick, "lookups": lookups_file.name, "corpus": corpus.name,
-              "sdist_sha256": corpus.sha256, "questions": len(corpus.lookups), "threads": threads,
-              "models": measured, "machine": machine()}
-    return write_result(folder, result, summarize(result))
+    for entry in measured:
+        note_model(f"chat: {entry['file']}", Path(entry["path"]), entry["sha256"])
+    return {"lookups": options.lookups.name, "corpus": corpus.name, "sdist_sha256": corpus.sha256,
+            "questions": len(corpus.lookups), "threads": threads, "models": measured}
 
 
 def _ms(stat: dict[str, float] | None, digits: int = 1) -> str:
@@ -204,8 +206,9 @@ def _pct(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.0f}%)" if whole else "–"
 
 
-def summarize(result: dict[str, Any]) -> str:
-    """The summary.md of a chat result (also rebuilt from a saved result.json)."""
+def summary(envelope: dict[str, Any]) -> str:
+    """The summary.md of a chat result."""
+    result = envelope["result"]
     models = result["models"]
     first = next((m for m in models if "settings" in m), None)
     chat = first["settings"] if first else {}

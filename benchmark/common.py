@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tarfile
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +23,100 @@ ROOT = Path(__file__).resolve().parent
 
 @dataclass(frozen=True)
 class Run:
-    """Options every suite takes (see ``python -m benchmark --help``)."""
+    """What every suite is run with (see ``python -m benchmark --help``); ``folder`` is its result folder, made by
+    the harness (benchmark/harness.py), where the suite writes its plots."""
 
     quick: bool = False
     seed: int = 7
     cache: Path = ROOT / ".cache"
     results: Path = ROOT / "results"
+    folder: Path = ROOT / "results" / "unnamed"
 
     def workspace(self, name: str) -> Path:
         return self.cache / ("quick-" + name if self.quick else name)
+
+
+@dataclass
+class Record:
+    """The settings and model files a suite's engines used, for the result's envelope."""
+
+    effective: dict[str, Any] | None = None
+    variants: list[dict[str, Any]] = field(default_factory=list)
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def settings(self, settings: Settings) -> None:
+        dumped = settings.model_dump(mode="json")
+        if self.effective is None:
+            self.effective = dumped
+            embed = model_entry_or_none(settings.embed.model)
+            if embed is not None:
+                self.models.setdefault(f"embedding: {embed.id}", {
+                    "file": embed.file, "sha256": embed.sha256,
+                    "how": "pinned by resources/models.toml, verified when loaded"})
+            return
+        changed = _changed(self.effective, dumped)
+        if changed and changed not in self.variants:
+            self.variants.append(changed)
+
+    def model(self, label: str, path: Path, sha256: str | None = None) -> None:
+        from engram.core.fileio import sha256_file
+
+        self.models[label] = {"file": path.name, "size_bytes": path.stat().st_size,
+                              "sha256": sha256 or sha256_file(path), "how": "hashed by the harness"}
+
+    def settings_json(self) -> dict[str, Any] | None:
+        return None if self.effective is None else {"effective": self.effective, "variants": self.variants}
+
+    def models_json(self) -> dict[str, dict[str, Any]]:
+        return dict(self.models)
+
+
+def _changed(base: dict[str, Any], other: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted keys whose values differ between two settings dumps, with ``other``'s values."""
+    out: dict[str, Any] = {}
+    for key in sorted(set(base) | set(other)):
+        a, b = base.get(key), other.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out.update(_changed(a, b, f"{prefix}{key}."))
+        elif a != b:
+            out[f"{prefix}{key}"] = b
+    return out
+
+
+def model_entry_or_none(model_id: str) -> Any:
+    from engram.core.errors import ModelError
+    from engram.core.manifest import model_entry
+
+    try:
+        return model_entry(model_id)
+    except ModelError:
+        return None
+
+
+_record: Record | None = None
+
+
+@contextmanager
+def recording(record: Record) -> Iterator[Record]:
+    """While inside, ``note_settings`` and ``note_model`` write into ``record`` (the harness's)."""
+    global _record
+    previous, _record = _record, record
+    try:
+        yield record
+    finally:
+        _record = previous
+
+
+def note_settings(settings: Settings) -> None:
+    """Record the effective settings of an engine a suite opens (engine_at does it for every engine)."""
+    if _record is not None:
+        _record.settings(settings)
+
+
+def note_model(label: str, path: Path, sha256: str | None = None) -> None:
+    """Record a model file a suite loads (hashed here unless its ``sha256`` is known)."""
+    if _record is not None:
+        _record.model(label, path, sha256)
 
 
 def machine() -> dict[str, Any]:
@@ -59,7 +145,33 @@ def engine_at(folder: Path, settings: Settings | None = None, embedder: Embedder
     under the home folder: ingest may read there too."""
     settings = (settings or Settings()).model_copy(deep=True)
     settings.ingest.allowed_roots = [*settings.ingest.allowed_roots, str(folder.parent.resolve())]
-    return Engine(Paths(folder / "data", folder / "config", folder / "logs"), settings, embedder=embedder)
+    note_settings(settings)
+    paths = Paths(folder / "data", folder / "config", folder / "logs")
+    if embedder is None:
+        _share_bundled_model(folder.parent / ".models", paths.models_dir, settings.embed.model)
+    return Engine(paths, settings, embedder=embedder)
+
+
+def _share_bundled_model(shared: Path, models_dir: Path, model_id: str) -> None:
+    """Link the bundled embedding model, converted once into ``shared``, into a new workspace's models folder
+    (the engine verifies it as ever); a conversion per workspace would cost seconds each."""
+    from engram.core.embedding.bundled import ensure_bundled_model
+    from engram.core.errors import EngramError
+
+    entry = model_entry_or_none(model_id)
+    if entry is None or "embed" not in entry.roles or (models_dir / entry.file).exists():
+        return
+    try:
+        source = ensure_bundled_model(entry, shared)
+    except EngramError:  # the engine reports it when it loads the model
+        return
+    if source.parent != shared:
+        return
+    models_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, models_dir / entry.file)
+    except OSError:
+        shutil.copy2(source, models_dir / entry.file)
 
 
 def fetch_sdist(requirement: str, cache: Path) -> tuple[Path, str]:
@@ -80,20 +192,6 @@ def fetch_sdist(requirement: str, cache: Path) -> tuple[Path, str]:
         with tarfile.open(archive) as tar:
             tar.extractall(target, filter="data")
     return folder, digest
-
-
-def result_folder(run: Run, suite: str) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    folder = run.results / f"{suite}{'-quick' if run.quick else ''}-{stamp}"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def write_result(folder: Path, result: dict[str, Any], summary: str) -> Path:
-    """Write ``result.json`` and ``summary.md`` into ``folder`` (plots are written there by the suite)."""
-    (folder / "result.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
-    (folder / "summary.md").write_text(summary)
-    return folder
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -27,13 +27,13 @@ import statistics
 import time
 from collections import defaultdict
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from engram.core import Settings
 
 from . import plots
-from .common import Run, engine_at, machine, percentile, result_folder, write_result
+from .common import Run, engine_at, percentile
+from .suites import ConversationOptions
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (5, 10, 20)
@@ -172,9 +172,10 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
                             **{mix: _recall(s["rows"][mix], (10,)) for mix in MIXES}} for s in samples]}
 
 
-def summary_markdown(data: Path, result: dict[str, Any]) -> str:
+def summary(envelope: dict[str, Any]) -> str:
+    result = envelope["result"]
     s = result["summary"]
-    lines = [f"# Conversation memory — {data.name}", "",
+    lines = [f"# Conversation memory — {result['data']}{' (quick)' if envelope['quick'] else ''}", "",
              f"{len(s['per_sample'])} conversations, {s['turns']:,} turns stored one `store` call each, "
              f"{s['questions']:,} questions of categories 1–4 ({s['unknown_evidence_ids']} evidence ids the "
              "conversations do not hold). all@k: every evidence turn in the top k; any@k: at least one.", "",
@@ -200,8 +201,9 @@ def summary_markdown(data: Path, result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_suite(run: Run, data: Path, settings: Settings | None = None) -> Path:
-    """Measure every conversation of ``data``; returns the result folder."""
+def run_suite(run: Run, options: ConversationOptions) -> dict[str, Any]:
+    """Measure every conversation of the LoCoMo-format file ``options.data``."""
+    data = options.data
     try:
         samples = json.loads(data.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -211,19 +213,17 @@ def run_suite(run: Run, data: Path, settings: Settings | None = None) -> Path:
         raise SystemExit(f"conversation: {data} is not a list of LoCoMo samples ({{conversation, qa}} each)")
     if run.quick:
         samples = samples[:1]
-    settings = settings or Settings()
+    settings = Settings()
     # One copy of the bundled embedding model, loaded (and closed) by an engine of its own, serves every sample.
     with engine_at(run.workspace("conversation-model")) as model_owner:
         embedder = model_owner.embedder()
         started = time.perf_counter()
         measured = [measure_sample(run, sample, i, settings, embedder) for i, sample in enumerate(samples)]
         seconds = time.perf_counter() - started
-    result = {"suite": "conversation", "data": str(data), "quick": run.quick, "machine": machine(),
-              "seconds": round(seconds, 1), "summary": summarize(measured)}
-    folder = result_folder(run, "conversation")
+    result = {"data": data.name, "seconds": round(seconds, 1), "summary": summarize(measured)}
     mixes = result["summary"]["mixes"]
-    plots.grouped_bars(folder / "all-at-10.png", "Evidence recall all@10 by category",
+    plots.grouped_bars(run.folder / "all-at-10.png", "Evidence recall all@10 by category",
                        list(CATEGORIES.values()),
                        {mix: [m["by_category"].get(c, {}).get("all@10", 0.0) for c in CATEGORIES.values()]
                         for mix, m in mixes.items()}, "all@10")
-    return write_result(folder, result, summary_markdown(data, result))
+    return result

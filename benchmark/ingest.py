@@ -26,8 +26,9 @@ from typing import Any
 
 from engram.core.ingest.records import embedding_text
 
-from .common import Run, engine_at, machine, result_folder, write_result
+from .common import Run, engine_at
 from .corpus import load
+from .suites import LookupsOptions
 
 EDITED_FILES = 20
 
@@ -141,8 +142,8 @@ def runtime_variants(run: Run, owner: Any, texts: list[str]) -> dict[str, Any]:
     return out
 
 
-def run_suite(run: Run, lookups_file: Path) -> Path:
-    corpus = load(run, lookups_file)
+def run_suite(run: Run, options: LookupsOptions) -> dict[str, Any]:
+    corpus = load(run, options.lookups)
     base = run.workspace("ingest-suite")
     shutil.rmtree(base, ignore_errors=True)
     tree = base.parent / "ingest-suite-corpus"  # a copy: the edit must not touch the cached corpus
@@ -188,14 +189,16 @@ def run_suite(run: Run, lookups_file: Path) -> Path:
                     "all_chunks_at_raw_rate_s": round(new_chunks / raw["texts_per_s"], 1)}
             print(f"edit: {edit}", flush=True)
     shutil.rmtree(tree, ignore_errors=True)
-    result = {"suite": "ingest", "quick": run.quick, "corpus": corpus.spec["corpus"], "sdist_sha256": corpus.sha256,
-              "fresh": fresh, "raw_embedding": raw,
-              "end_to_end_over_raw": round(fresh["chunks_per_s"] / raw["texts_per_s"], 3), "edit": edit,
-              "runtime_variants": variants,
-              "machine": machine()}
-    out = result_folder(run, "ingest")
-    lines = [f"# Ingest{' (quick)' if run.quick else ''}", "",
-             f"Fresh ingest of {corpus.name} ({fresh['files']:,} files, {fresh['chunks']:,} chunks): "
+    return {"corpus": corpus.spec["corpus"], "sdist_sha256": corpus.sha256, "fresh": fresh, "raw_embedding": raw,
+            "end_to_end_over_raw": round(fresh["chunks_per_s"] / raw["texts_per_s"], 3), "edit": edit,
+            "runtime_variants": variants}
+
+
+def summary(envelope: dict[str, Any]) -> str:
+    result = envelope["result"]
+    fresh, raw, edit, variants = result["fresh"], result["raw_embedding"], result["edit"], result["runtime_variants"]
+    lines = [f"# Ingest{' (quick)' if envelope['quick'] else ''}", "",
+             f"Fresh ingest of {result['corpus']['name']} ({fresh['files']:,} files, {fresh['chunks']:,} chunks): "
              f"{fresh['seconds']} s = **{fresh['chunks_per_s']} chunks/s**; embedding {fresh['embedding_s']} s "
              f"({fresh['texts_embedded']:,} texts), store writes {fresh['writes_s']} s, the rest {fresh['other_s']} s.",
              "", f"Raw embedding rate of the same {raw['texts']:,} texts in the same process: "
@@ -209,4 +212,4 @@ def run_suite(run: Run, lookups_file: Path) -> Path:
     lines += [f"| {label} | {v['texts_per_s']} | {v['min_cosine_to_bundled']} |" for label, v in variants.items()
               if label != "texts"]
     lines += [""]
-    return write_result(out, result, "\n".join(lines))
+    return "\n".join(lines)

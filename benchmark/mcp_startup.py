@@ -26,7 +26,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from engram.mcp.service_files import read_info
 
-from .common import Run, engine_at, machine, result_folder, write_result
+from .common import Run, engine_at
+from .suites import McpOptions
 
 ENGRAM = [sys.executable, "-m", "engram.app"]
 
@@ -88,12 +89,16 @@ async def measure(run: Run, runs: int) -> dict[str, Any]:
         payload = json.dumps({"tools": listed}, ensure_ascii=False)
         size = {"tools": len(listed), "chars": len(payload), "tokens": tokenizer.count_tokens(payload),
                 "tokenizer": "all-MiniLM-L6-v2 WordPiece (the bundled GGUF)"}
-    return {"suite": "mcp", "quick": run.quick, "runs": runs, "startup": results, "tool_list": size,
-            "machine": machine()}
+    return {"runs": runs, "startup": results, "tool_list": size}
 
 
-def run_suite(run: Run, runs: int = 5) -> Path:
-    result = anyio.run(measure, run, 1 if run.quick else runs)
+def run_suite(run: Run, options: McpOptions) -> dict[str, Any]:
+    result: dict[str, Any] = anyio.run(measure, run, 1 if run.quick else options.runs)
+    return result
+
+
+def summary(envelope: dict[str, Any]) -> str:
+    result = envelope["result"]
     lines = ["# MCP start-up and tool-list size", "",
              "| launcher | initialize (median, min–max) | first tool call (median, min–max) |", "|---|---|---|"]
     for label, r in result["startup"].items():
@@ -103,4 +108,4 @@ def run_suite(run: Run, runs: int = 5) -> Path:
     t = result["tool_list"]
     lines += ["", f"tools/list: {t['tools']} tools, {t['chars']:,} characters, {t['tokens']:,} tokens "
                   f"({t['tokenizer']}).", ""]
-    return write_result(result_folder(run, "mcp"), result, "\n".join(lines))
+    return "\n".join(lines)

@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from engram.core.manifest import ModelEntry, model_entry
 from engram.core.models.files import ModelFiles
@@ -20,7 +21,8 @@ from engram.core.models.generation import LoadedModel
 from engram.core.models.pool import ModelPool
 from engram.core.recall.assist import HELPER_SYSTEM
 
-from .common import Run, machine, result_folder, write_result
+from .common import Run, note_model
+from .suites import NoOptions
 
 PROMPT = ("Summarise the following notes in three sentences.\n\n"
           + " ".join(f"Note {i}: the service restarts cleanly after a deploy, and the cache warms in a minute."
@@ -83,10 +85,11 @@ def verify_cost(entry: ModelEntry, warm_calls: int = 20) -> dict[str, float]:
             "warm_max": round(max(warm) * 1000, 3)}
 
 
-def run_suite(run: Run) -> Path:
+def run_suite(run: Run, options: NoOptions) -> dict[str, Any]:
     entry = model_entry("smollm2-135m-instruct")
     verify = verify_cost(entry)
     path = ModelFiles(run.cache).verify(entry)
+    note_model(f"generation: {entry.id}", path, entry.sha256 or None)
     repeats = 1 if run.quick else 5
     max_tokens = 32 if run.quick else 128
     loads = []
@@ -127,7 +130,7 @@ def run_suite(run: Run) -> Path:
         if cancel.is_set() or time.monotonic() >= deadline:
             break
     check_ns = (time.perf_counter() - started) / n * 1e9
-    result = {"suite": "models", "quick": run.quick, "model": entry.name, "file": str(path), "threads": 2,
+    result = {"model": entry.name, "file": path.name, "threads": 2, "repeats": repeats,
               "prompt_tokens": runs[True][0].prompt_tokens, "max_tokens": max_tokens,
               "load_s": {"median": round(statistics.median(loads), 3), "min": round(min(loads), 3),
                          "max": round(max(loads), 3)},
@@ -135,9 +138,16 @@ def run_suite(run: Run) -> Path:
               "deadline_check_ns": round(check_ns, 1),
               "deadline_overhead_ms_per_token": round(with_checks["ms_per_token"] - without["ms_per_token"], 3),
               "ms_per_token_stdev": round(noise_ms, 3),
-              "verify_ms": verify, "prefix_reuse": reuse,
-              "machine": machine()}
-    lines = [f"# Generation runtime — {entry.name}{' (quick)' if run.quick else ''}", "",
+              "verify_ms": verify, "prefix_reuse": reuse}
+    return result
+
+
+def summary(envelope: dict[str, Any]) -> str:
+    result = envelope["result"]
+    with_checks, without = result["with_deadline_checks"], result["without_deadline_checks"]
+    verify, reuse, max_tokens = result["verify_ms"], result["prefix_reuse"], result["max_tokens"]
+    check_ns, noise_ms, repeats = result["deadline_check_ns"], result["ms_per_token_stdev"], result["repeats"]
+    lines = [f"# Generation runtime — {result['model']}{' (quick)' if envelope['quick'] else ''}", "",
              f"2 threads, prompt of {result['prompt_tokens']} tokens, up to {max_tokens} generated; medians of "
              f"{repeats} runs.", "",
              f"- load: {result['load_s']['median']} s (min {result['load_s']['min']}, max {result['load_s']['max']})",
@@ -153,4 +163,4 @@ def run_suite(run: Run) -> Path:
              f"call with the shared instructions vs {reuse['unshared_evaluated_tokens']:.0f} of "
              f"{reuse['unshared_prompt_tokens']:.0f} without; first token after {reuse['shared_first_token_s']} s vs "
              f"{reuse['unshared_first_token_s']} s", ""]
-    return write_result(result_folder(run, "models"), result, "\n".join(lines))
+    return "\n".join(lines)

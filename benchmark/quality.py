@@ -23,7 +23,8 @@ from typing import Any, cast
 from engram.core.retrieval.search import Filters, SearchParams, hybrid_search
 
 from . import plots
-from .common import Run, engine_at, machine, result_folder, write_result
+from .common import Run, engine_at
+from .suites import QualityOptions
 
 #: label → (channels, fusion, feedback). Every configuration reads 200 candidates per channel (recall@100 needs them).
 CONFIGS: dict[str, tuple[tuple[str, ...], str, bool]] = {
@@ -75,7 +76,8 @@ def subset(docs: dict[str, str], queries: dict[str, tuple[str, set[str]]], seed:
             {q: (c, rel & keep) for q, (c, rel) in chosen.items() if rel & keep})
 
 
-def run_suite(run: Run, data: Path) -> Path:
+def run_suite(run: Run, options: QualityOptions) -> dict[str, Any]:
+    data = options.data
     docs, queries = read_scifact(data)
     if run.quick:
         docs, queries = subset(docs, queries, run.seed, n_queries=20, n_docs=120)
@@ -118,30 +120,34 @@ def run_suite(run: Run, data: Path) -> Path:
             results[label]["ms_per_query"] = round(1000 * seconds / len(queries), 1)
             print(f"quality {label}: {results[label]}", flush=True)
 
-    result = {"suite": "quality", "quick": run.quick, "seed": run.seed,
-              "dataset": "BEIR SciFact test split (claims_validation.csv)", "data_file": str(data),
-              "documents": len(docs), "queries": len(queries), "chunks": chunks, "vector_index": has_index,
-              "ingest": {"files_indexed": ingest.files_indexed, "seconds": round(ingest_s, 1)},
-              "model": "all-MiniLM-L6-v2 f16 GGUF (bundled), 256-token window",
-              "bm25": "LanceDB native FTS: simple tokenizer, lower-case, English stemming and stop words, ASCII folding",
-              "weights": {"semantic": cfg.weight_semantic, "lexical": cfg.weight_lexical, "graph": cfg.weight_graph,
-                          "rrf_k": cfg.rrf_k},
-              "configs": results, "published": PUBLISHED, "machine": machine()}
-    out = result_folder(run, "quality")
     main = [label for label in CONFIGS]
-    plots.grouped_bars(out / "ndcg.png", "SciFact nDCG@10 and recall@100", [c.split(" (")[0].split(",")[0] + (
+    plots.grouped_bars(run.folder / "ndcg.png", "SciFact nDCG@10 and recall@100", [c.split(" (")[0].split(",")[0] + (
                            ", " + c.split(", ")[1].split(" (")[0] if ", " in c else "") for c in main],
                        {"nDCG@10": [results[c]["ndcg@10"] for c in main],
                         "recall@100": [results[c]["recall@100"] for c in main]}, "score",
                        reference=("MiniLM dense, published 0.674", PUBLISHED["MiniLM dense, BEIR leaderboard"]))
-    lines = [f"# Retrieval quality — SciFact{' (quick)' if run.quick else ''}", "",
-             f"{len(docs)} documents ({chunks} chunks), {len(queries)} queries; vector index: "
-             f"{'yes' if has_index else 'no'}; weights semantic {cfg.weight_semantic}, lexical {cfg.weight_lexical}, "
-             f"graph {cfg.weight_graph}; RRF k {cfg.rrf_k}; 200 candidates per channel.", "",
+    return {"dataset": "BEIR SciFact test split (claims_validation.csv)", "data_file": data.name,
+            "documents": len(docs), "queries": len(queries), "chunks": chunks, "vector_index": has_index,
+            "ingest": {"files_indexed": ingest.files_indexed, "seconds": round(ingest_s, 1)},
+            "model": "all-MiniLM-L6-v2 f16 GGUF (bundled), 256-token window",
+            "bm25": "LanceDB native FTS: simple tokenizer, lower-case, English stemming and stop words, ASCII folding",
+            "weights": {"semantic": cfg.weight_semantic, "lexical": cfg.weight_lexical, "graph": cfg.weight_graph,
+                        "rrf_k": cfg.rrf_k},
+            "configs": results, "published": PUBLISHED}
+
+
+def summary(envelope: dict[str, Any]) -> str:
+    result = envelope["result"]
+    w, results = result["weights"], result["configs"]
+    lines = [f"# Retrieval quality — SciFact{' (quick)' if envelope['quick'] else ''}", "",
+             f"{result['documents']} documents ({result['chunks']} chunks), {result['queries']} queries; vector "
+             f"index: {'yes' if result['vector_index'] else 'no'}; weights semantic {w['semantic']}, lexical "
+             f"{w['lexical']}, graph {w['graph']}; RRF k {w['rrf_k']}; 200 candidates per channel.", "",
              "| configuration | nDCG@10 | recall@10 | recall@100 | MRR@10 | ms/query |", "|---|---|---|---|---|---|"]
     for label, r in results.items():
         lines.append(f"| {label} | {r['ndcg@10']:.3f} | {r['recall@10']:.3f} | {r['recall@100']:.3f} | "
                      f"{r['mrr@10']:.3f} | {r['ms_per_query']} |")
-    lines += ["", "Published, for comparison: " + "; ".join(f"{k} nDCG@10 {v}" for k, v in PUBLISHED.items()) + ".",
+    lines += ["", "Published, for comparison: " + "; ".join(f"{k} nDCG@10 {v}" for k, v in
+                                                             result["published"].items()) + ".",
               "", "![nDCG](ndcg.png)", ""]
-    return write_result(out, result, "\n".join(lines))
+    return "\n".join(lines)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 from engram.core.catalog import PLAN_TOOLS
@@ -26,12 +25,24 @@ from engram.core.recall.render import format_recall
 from engram.core.recall.run import run_plan
 
 from . import plots
-from .common import Run, machine, result_folder, write_result
+from .common import Run
 from .corpus import indexed, load
+from .suites import RecallOptions
 
 _BLOCK = re.compile(r"^\[\d+\] \S+ · [^·\n]+ · ([^·\n]+?):\d+-\d+ · ", re.M)
 TOKENIZER = "all-MiniLM-L6-v2 WordPiece (the bundled GGUF)"
-MODES = ("separate", "separate dense-only", "separate BM25-only", "plan", "plan matched", "question")
+#: Separate calls (one `search` per part) per channel mix: the default (every channel), without the graph, and
+#: each retrieval channel alone (the baselines: dense-only as Imprint, BM25-only as full-text servers).
+CHANNEL_MODES: dict[str, list[str] | None] = {
+    "separate": None, "separate semantic+lexical": ["semantic", "lexical"],
+    "separate dense-only": ["semantic"], "separate BM25-only": ["lexical"]}
+SINGLE_CHANNELS = ("separate dense-only", "separate BM25-only")
+MODES = (*CHANNEL_MODES, "plan", "plan matched", "question")
+MODE_LABELS = {"separate": "separate (one `search` per part, every channel)",
+               "separate semantic+lexical": "separate, semantic+lexical (no graph)",
+               "separate dense-only": "separate, dense-only", "separate BM25-only": "separate, BM25-only",
+               "plan": "recall, plan, default budget", "plan matched": "recall, plan, matched size",
+               "question": "recall of the question alone (no plan)"}
 
 
 def visible_sources(text: str, root: str) -> set[str]:
@@ -74,14 +85,15 @@ def four_step_plans(scope: Any, lookups: list[dict[str, Any]], repeat: int) -> d
             "speedup": round(sequential_s / concurrent_s, 2) if concurrent_s else 0.0}
 
 
-def run_suite(run: Run, lookups_file: Path, repeat: int = 3) -> Path:
-    corpus = load(run, lookups_file)
-    repeat = 1 if run.quick else repeat
+def run_suite(run: Run, options: RecallOptions) -> dict[str, Any]:
+    corpus = load(run, options.lookups)
+    repeat = 1 if run.quick else options.repeat
     root = corpus.folder.resolve().as_posix() + "/"
     rows: list[dict[str, Any]] = []
     engine, ingest = indexed(run, corpus)
     with engine:
         tokenizer = engine.embedder()
+        chunks = engine.store().memories.count_rows()
         default_chars = engine.settings.search.max_chars
         scope = engine.scope()
         engine.call("search", {"query": "warm up"})
@@ -106,27 +118,26 @@ def run_suite(run: Run, lookups_file: Path, repeat: int = 3) -> Path:
                 return format_recall(RecallResult(question=lookup["question"], planned=True, steps=reports,
                                                   items=items), default_chars)
 
-            sep, sep_s = timed(separate, repeat)
-            dense, dense_s = timed(lambda: separate(["semantic"]), repeat)
-            bm25, bm25_s = timed(lambda: separate(["lexical"]), repeat)
-            matched = max(1200, min(12000, sum(len(t) for t in sep)))
-            plan_text, plan_s = timed(lambda: recall_at(default_chars), repeat)
-            matched_text, matched_s = timed(lambda: recall_at(matched), repeat)
-            _, seq_s = timed(sequential, repeat)
-            question_text, question_s = timed(lambda: recall_at(default_chars, None), repeat)
-
             def measure(texts: list[str], seconds: float) -> dict[str, Any]:
                 seen = set().union(*(visible_sources(t, root) for t in texts))
                 return {"round_trips": len(texts), "chars": sum(len(t) for t in texts),
                         "tokens": sum(tokenizer.count_tokens(t) for t in texts),
-                        "gold_visible": len(gold & seen), "server_ms": round(1000 * seconds, 1)}
+                        "gold_visible": len(gold & seen), "gold_files": sorted(gold & seen),
+                        "server_ms": round(1000 * seconds, 1)}
 
-            row = {"id": lookup["id"], "kind": lookup.get("kind", ""), "parts": len(parts), "gold": len(gold),
-                   "separate": measure(sep, sep_s), "separate dense-only": measure(dense, dense_s),
-                   "separate BM25-only": measure(bm25, bm25_s),
-                   "plan": {**measure([plan_text], plan_s), "sequential_server_ms": round(1000 * seq_s, 1)},
-                   "plan matched": {**measure([matched_text], matched_s), "max_chars": matched},
-                   "question": measure([question_text], question_s)}
+            row: dict[str, Any] = {"id": lookup["id"], "kind": lookup.get("kind", ""), "parts": len(parts),
+                                   "gold": len(gold)}
+            for mode, channels in CHANNEL_MODES.items():
+                texts, seconds = timed(lambda: separate(channels), repeat)
+                row[mode] = measure(texts, seconds)
+            matched = max(1200, min(12000, row["separate"]["chars"]))
+            plan_text, plan_s = timed(lambda: recall_at(default_chars), repeat)
+            matched_text, matched_s = timed(lambda: recall_at(matched), repeat)
+            _, seq_s = timed(sequential, repeat)
+            question_text, question_s = timed(lambda: recall_at(default_chars, None), repeat)
+            row["plan"] = {**measure([plan_text], plan_s), "sequential_server_ms": round(1000 * seq_s, 1)}
+            row["plan matched"] = {**measure([matched_text], matched_s), "max_chars": matched}
+            row["question"] = measure([question_text], question_s)
             rows.append(row)
             print(f"recall {lookup['id']}: " + ", ".join(
                 f"{m} {row[m]['tokens']} tok {row[m]['gold_visible']}/{row['gold']}" for m in MODES), flush=True)
@@ -137,28 +148,42 @@ def run_suite(run: Run, lookups_file: Path, repeat: int = 3) -> Path:
                   for k in ("round_trips", "chars", "tokens", "gold_visible", "server_ms")} for m in MODES}
     totals["plan"]["sequential_server_ms"] = round(sum(r["plan"]["sequential_server_ms"] for r in rows), 1)
     gold_total = sum(r["gold"] for r in rows)
-    result = {"suite": "recall", "quick": run.quick, "seed": run.seed, "lookups_file": str(lookups_file),
-              "corpus": corpus.spec["corpus"], "indexed_include": corpus.include, "sdist_sha256": corpus.sha256,
-              "ingest": ingest, "tokenizer": TOKENIZER, "gold_total": gold_total, "default_max_chars": default_chars,
-              "repeat": repeat, "lookups": rows, "totals": totals, "four_step_plans": four_step, "machine": machine()}
-    folder = result_folder(run, "recall")
     ids = [r["id"] for r in rows]
-    plots.grouped_bars(folder / "tokens.png", "Tokens returned to the caller per lookup", ids,
+    plots.grouped_bars(run.folder / "tokens.png", "Tokens returned to the caller per lookup", ids,
                        {m: [r[m]["tokens"] for r in rows] for m in ("separate", "plan", "plan matched", "question")},
                        f"tokens ({TOKENIZER.split(' (')[0]})")
-    plots.grouped_bars(folder / "gold.png", "Gold sources visible per lookup", ids,
+    plots.grouped_bars(run.folder / "gold.png", "Gold sources visible per lookup", ids,
                        {m: [r[m]["gold_visible"] for r in rows] for m in ("separate", "plan", "question")},
                        "gold files shown")
+    return {"lookups_file": options.lookups.name, "corpus": corpus.spec["corpus"],
+            "indexed_include": corpus.include, "sdist_sha256": corpus.sha256, "ingest": ingest, "chunks": chunks,
+            "tokenizer": TOKENIZER, "gold_total": gold_total, "default_max_chars": default_chars, "repeat": repeat,
+            "lookups": rows, "totals": totals, "four_step_plans": four_step,
+            "hybrid_below_a_channel": hybrid_below_a_channel(totals)}
+
+
+def hybrid_below_a_channel(totals: dict[str, dict[str, float]]) -> list[str]:
+    """The single-channel modes that show more gold files than hybrid ``separate`` (the guard: none)."""
+    hybrid = totals["separate"]["gold_visible"]
+    return [m for m in SINGLE_CHANNELS if totals[m]["gold_visible"] > hybrid]
+
+
+def summary(envelope: dict[str, Any]) -> str:
+    result = envelope["result"]
+    rows, totals, gold_total = result["lookups"], result["totals"], result["gold_total"]
+    four_step, repeat = result["four_step_plans"], result["repeat"]
+    name = result["corpus"]["name"]
     sep_t, plan_t = totals["separate"], totals["plan"]
-    lines = [f"# Recall vs separate calls — {corpus.name}{' (quick)' if run.quick else ''}", "",
-             f"{len(rows)} lookups, {sum(r['parts'] for r in rows)} parts, {gold_total} gold files; corpus sdist "
-             f"sha256 `{corpus.sha256[:16]}…`. Tokens: {TOKENIZER}. Server time: median of {repeat} run(s), "
-             "in-process.", "",
+    lines = [f"# Recall vs separate calls — {name}{' (quick)' if envelope['quick'] else ''}", "",
+             f"{len(rows)} lookups ({result['lookups_file']}), {sum(r['parts'] for r in rows)} parts, {gold_total} "
+             f"gold files; corpus sdist sha256 `{result['sdist_sha256'][:16]}…` ({result['chunks']:,} chunks). "
+             f"Tokens: {result['tokenizer']}. Server time: median of {repeat} run(s), in-process.", "",
              "| mode | round trips | chars | tokens | gold visible | server ms |", "|---|---|---|---|---|---|"]
     for m in MODES:
         t = totals[m]
-        lines.append(f"| {m} | {t['round_trips']:.0f} | {t['chars']:,.0f} | {t['tokens']:,.0f} | "
+        lines.append(f"| {MODE_LABELS[m]} | {t['round_trips']:.0f} | {t['chars']:,.0f} | {t['tokens']:,.0f} | "
                      f"{t['gold_visible']:.0f}/{gold_total} | {t['server_ms']:,.0f} |")
+    below = result["hybrid_below_a_channel"]
     ratio = plan_t["tokens"] / sep_t["tokens"] if sep_t["tokens"] else 0
     speedup = plan_t["sequential_server_ms"] / plan_t["server_ms"] if plan_t["server_ms"] else 0
     lines += ["", f"Recall (plan, default budget) returns {ratio:.0%} of the separate calls' tokens with "
@@ -166,13 +191,25 @@ def run_suite(run: Run, lookups_file: Path, repeat: int = 3) -> Path:
                   f"{sep_t['gold_visible']:.0f}/{gold_total}). Plan steps one after another: "
                   f"{plan_t['sequential_server_ms']:,.0f} ms; concurrently: {plan_t['server_ms']:,.0f} ms "
                   f"({speedup:.2f}×).", "",
+              "Hybrid against each channel alone (separate calls): " + (
+                  "**hybrid shows at least as many gold files as every single channel**." if not below else
+                  "**hybrid shows fewer gold files than " + ", ".join(MODE_LABELS[m] for m in below) + "**."), "",
               f"4-step plans ({four_step['plans']} plans of 4 searches: each lookup's parts, then the next "
               f"lookups' parts up to 4): one after another {four_step['sequential_ms']:,.0f} ms, concurrently "
               f"{four_step['concurrent_ms']:,.0f} ms ({four_step['speedup']:.2f}×).", "",
               "![tokens](tokens.png) ![gold](gold.png)", "",
+              "Gold files visible per lookup and channel (separate calls):", "",
+              "| lookup | kind | gold | " + " | ".join(MODE_LABELS[m] for m in CHANNEL_MODES) + " |",
+              "|---|---|---|" + "---|" * len(CHANNEL_MODES)]
+    for r in rows:
+        best = max(r[m]["gold_visible"] for m in SINGLE_CHANNELS)
+        flag = " ⚠" if r["separate"]["gold_visible"] < best else ""
+        lines.append(f"| {r['id']}{flag} | {r['kind']} | {r['gold']} | " + " | ".join(
+            f"{r[m]['gold_visible']}" for m in CHANNEL_MODES) + " |")
+    lines += ["", "(⚠: a lookup where a single channel shows more gold files than hybrid.)", "",
               "| lookup | parts | " + " | ".join(f"{m} tokens / gold" for m in MODES) + " |",
               "|---|---|" + "---|" * len(MODES)]
     for r in rows:
         lines.append(f"| {r['id']} | {r['parts']} | " + " | ".join(
             f"{r[m]['tokens']:,} / {r[m]['gold_visible']}/{r['gold']}" for m in MODES) + " |")
-    return write_result(folder, result, "\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"

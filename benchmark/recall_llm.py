@@ -12,18 +12,17 @@ the gold sources the evidence shows (the deterministic evidence the caller would
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 from engram.core import Settings
-from engram.core.fileio import sha256_file
 from engram.core.recall.assist import MAX_CITES
 from engram.core.recall.models import Evidence, RecallResult
 from engram.core.recall.render import format_recall
 
-from .common import Run, engine_at, machine, result_folder, write_result
+from .common import Run, engine_at, note_model
 from .corpus import indexed, load
 from .recall import _BLOCK, TOKENIZER, visible_sources
+from .suites import RecallLlmOptions
 
 
 def _source(item: Evidence, root: str) -> str:
@@ -43,8 +42,10 @@ def gold_cited_and_shown(result: RecallResult, gold: set[str], root: str,
     return len(gold & cited), len(gold & shown), len(cited), len(gold & first)
 
 
-def run_suite(run: Run, lookups_file: Path, model: Path, timeout: float = 30.0) -> Path:
-    corpus = load(run, lookups_file)
+def run_suite(run: Run, options: RecallLlmOptions) -> dict[str, Any]:
+    model, timeout = options.model, options.timeout
+    note_model(f"helper: {model.name}", model)
+    corpus = load(run, options.lookups)
     root = corpus.folder.resolve().as_posix() + "/"
     engine, _ = indexed(run, corpus)
     engine.close()
@@ -86,10 +87,8 @@ def run_suite(run: Run, lookups_file: Path, model: Path, timeout: float = 30.0) 
                 print(f"recall-llm {lookup['id']} {mode}: {rows[-1]['total_s']} s, answered {rows[-1]['answered']}, "
                       f"read {rows[-1]['read_blocks']}/{rows[-1]['shown_blocks']} blocks, gold cited "
                       f"{gold_cited}/{gold_shown} shown", flush=True)
-    result = {"suite": "recall-llm", "quick": run.quick, "model": str(model), "model_sha256": sha256_file(model),
-              "timeout_s": timeout, "threads": 2, "load_s": round(load_s, 2), "tokenizer": TOKENIZER, "recalls": rows,
-              "machine": machine()}
-    return write_result(result_folder(run, "recall-llm"), result, summarize(result, model.name))
+    return {"model": model.name, "timeout_s": timeout, "threads": 2, "load_s": round(load_s, 2),
+            "tokenizer": TOKENIZER, "recalls": rows}
 
 
 def outcome(row: dict[str, Any]) -> str:
@@ -114,8 +113,10 @@ def finished(row: dict[str, Any], timeout: float) -> bool:
     return bool(row["answered"]) and row["total_s"] <= timeout
 
 
-def summarize(result: dict[str, Any], name: str) -> str:
-    """The summary.md of a recall-llm result (also rebuilt from a saved result.json)."""
+def summary(envelope: dict[str, Any]) -> str:
+    """The summary.md of a recall-llm result."""
+    result = envelope["result"]
+    name = result["model"]
     rows, timeout = result["recalls"], result["timeout_s"]
     lines = [f"# Recall with a local model — {name}", "",
              f"recall.llm_timeout_sec {timeout}; {result['threads']} threads; model load {result['load_s']:.1f} s; "

@@ -28,10 +28,11 @@ from typing import Any
 
 from engram.core import Engine, Paths, Settings
 from engram.core.store.location import BucketLocation
+from standins.delay_proxy import DelayProxy
 
-from .common import Run, engine_at, machine, percentile, result_folder, write_result
+from .common import Run, engine_at, note_settings, percentile
 from .corpus import Corpus, load
-from .delay_proxy import DelayProxy
+from .suites import LookupsOptions
 
 INCLUDE = ["docs/topics/**/*.txt", "docs/howto/**/*.txt"]
 ARMS = {"local": None, "bucket": 0.0, "bucket +20 ms": 0.020}
@@ -57,9 +58,10 @@ def _engine(run: Run, arm: str, endpoint: str | None, embedder: Any, consistency
     if endpoint is None:
         return engine_at(folder, settings, embedder=embedder)
     settings.ingest.allowed_roots = [*settings.ingest.allowed_roots, str(folder.parent.resolve())]
-    from tests.s3_server import OPEN_KEY
+    from standins.s3 import OPEN_KEY
 
     environ = {"AWS_ACCESS_KEY_ID": OPEN_KEY[0], "AWS_SECRET_ACCESS_KEY": OPEN_KEY[1]}
+    note_settings(settings)
     return Engine(Paths(folder / "data", folder / "config", folder / "logs"), settings, embedder=embedder,
                   environ=environ)
 
@@ -125,8 +127,9 @@ def measure_arm(run: Run, arm: str, delay: float | None, corpus: Corpus, include
     return result
 
 
-def summary_markdown(result: dict[str, Any]) -> str:
-    lines = [f"# Shared workspace in a bucket vs local{' (quick)' if result['quick'] else ''}", "",
+def summary(envelope: dict[str, Any]) -> str:
+    result = envelope["result"]
+    lines = [f"# Shared workspace in a bucket vs local{' (quick)' if envelope['quick'] else ''}", "",
              f"Corpus: {result['corpus']} ({', '.join(result['include'])}); S3: moto {result['moto']} on 127.0.0.1; "
              f"search over {result['queries']} queries × {result['rounds']}.", "",
              "| arm | ingest chunks/s | store p50 / p95 ms | search p50 / p95 ms (consistency 5 s) | "
@@ -142,15 +145,16 @@ def summary_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_suite(run: Run, lookups_file: Any) -> Any:
-    """Measure every arm; returns the result folder."""
+def run_suite(run: Run, options: LookupsOptions) -> dict[str, Any]:
+    """Measure every arm."""
     from importlib import metadata
 
-    from tests.s3_server import LoopbackS3
+    from standins.s3 import LoopbackS3
 
-    corpus = load(run, lookups_file)
+    corpus = load(run, options.lookups)
     # A quick run ingests the two smallest of the quick corpus's files (three arms embed them each).
-    include = sorted(corpus.include, key=lambda f: (corpus.folder / f).stat().st_size)[:2] if run.quick else INCLUDE
+    present = [f for f in corpus.include if (corpus.folder / f).is_file()]  # a gold file may be missing
+    include = sorted(present, key=lambda f: (corpus.folder / f).stat().st_size)[:2] if run.quick else INCLUDE
     s3 = LoopbackS3()
     s3.create_bucket("bench")
     arms: list[dict[str, Any]] = []
@@ -161,9 +165,6 @@ def run_suite(run: Run, lookups_file: Any) -> Any:
                 arms.append(measure_arm(run, arm, delay, corpus, include, embedder, s3))
     finally:
         s3.close()
-    result = {"suite": "shared", "quick": run.quick, "machine": machine(), "corpus": corpus.name,
-              "corpus_sha256": corpus.sha256, "include": include, "queries": len(_queries(corpus)),
-              "rounds": 1 if run.quick else 3, "moto": metadata.version("moto"),
-              "lancedb": metadata.version("lancedb"), "arms": arms}
-    folder = result_folder(run, "shared")
-    return write_result(folder, result, summary_markdown(result))
+    return {"corpus": corpus.name, "corpus_sha256": corpus.sha256, "include": include,
+            "queries": len(_queries(corpus)), "rounds": 1 if run.quick else 3, "moto": metadata.version("moto"),
+            "lancedb": metadata.version("lancedb"), "arms": arms}

@@ -28,8 +28,9 @@ from engram.core.store.maintenance import maintain
 from engram.core.store.schema import EDGES_SCHEMA, ENTITY_PREFIX, SOURCE_PREFIX, SOURCES_SCHEMA
 
 from . import plots
-from .common import Run, engine_at, machine, result_folder, write_result
+from .common import Run, engine_at
 from .corpus import Corpus, indexed, load
+from .suites import LookupsOptions
 
 SIZES = (1_000, 10_000, 50_000, 200_000)
 QUICK_SIZES = (300, 1_200)
@@ -143,8 +144,8 @@ def add_vector_index(folder: Path) -> float:
         return round(time.perf_counter() - started, 1)
 
 
-def run_suite(run: Run, lookups_file: Path) -> Path:
-    corpus = load(run, lookups_file)
+def run_suite(run: Run, options: LookupsOptions) -> dict[str, Any]:
+    corpus = load(run, options.lookups)
     ingest = ingest_throughput(run, corpus)
     print(f"speed ingest: {ingest}", flush=True)
     corpus_engine, _ = indexed(run, corpus)
@@ -159,23 +160,27 @@ def run_suite(run: Run, lookups_file: Path) -> Path:
             scale[size] = {"no_vector_index": flat, "vector_index": indexed_, "vector_index_build_s": build_s}
             print(f"speed {size}: hybrid+graph p50 {flat['search']['hybrid+graph']['p50_ms']} ms without index, "
                   f"{indexed_['search']['hybrid+graph']['p50_ms']} ms with; RSS {indexed_['peak_rss_mb']} MB", flush=True)
-    result = {"suite": "speed", "quick": run.quick, "seed": run.seed, "corpus": corpus.spec["corpus"],
-              "sdist_sha256": corpus.sha256, "ingest": ingest, "scale": scale, "machine": machine()}
-    out = result_folder(run, "speed")
     sizes = sorted(scale)
     series = {}
     for cfg in CONFIGS:
         series[f"{cfg}"] = [scale[s]["vector_index"]["search"][cfg]["p50_ms"] for s in sizes]
         series[f"{cfg}, no vector index"] = [scale[s]["no_vector_index"]["search"][cfg]["p50_ms"] for s in sizes]
     series["recall (plan)"] = [scale[s]["vector_index"]["recall"]["p50_ms"] for s in sizes]
-    plots.loglog(out / "latency.png", "Search p50 latency vs store size", sizes, series, "chunks", "ms (p50)")
-    plots.loglog(out / "memory.png", "Peak RSS vs store size", sizes,
+    plots.loglog(run.folder / "latency.png", "Search p50 latency vs store size", sizes, series, "chunks", "ms (p50)")
+    plots.loglog(run.folder / "memory.png", "Peak RSS vs store size", sizes,
                  {"with vector index": [scale[s]["vector_index"]["peak_rss_mb"] for s in sizes],
                   "without": [scale[s]["no_vector_index"]["peak_rss_mb"] for s in sizes]}, "chunks", "MB")
-    lines = [f"# Speed and scale{' (quick)' if run.quick else ''}", "",
-             f"Ingest of {corpus.name} ({ingest['files']} files, {ingest['chunks']} chunks): {ingest['seconds']} s = "
-             f"**{ingest['chunks_per_s']} chunks/s, {ingest['files_per_s']} files/s**; an unchanged re-run "
-             f"{ingest['unchanged_rerun_s']} s.", "",
+    return {"corpus": corpus.spec["corpus"], "sdist_sha256": corpus.sha256, "ingest": ingest, "scale": scale}
+
+
+def summary(envelope: dict[str, Any]) -> str:
+    result = envelope["result"]
+    ingest, scale = result["ingest"], {int(k): v for k, v in result["scale"].items()}
+    sizes = sorted(scale)
+    lines = [f"# Speed and scale{' (quick)' if envelope['quick'] else ''}", "",
+             f"Ingest of {result['corpus']['name']} ({ingest['files']} files, {ingest['chunks']} chunks): "
+             f"{ingest['seconds']} s = **{ingest['chunks_per_s']} chunks/s, {ingest['files_per_s']} files/s**; an "
+             f"unchanged re-run {ingest['unchanged_rerun_s']} s.", "",
              "Latency p50 / p95 in ms (the `search` tool end to end, query embedding included; recall = the "
              "lookup's plan of searches):", "",
              "| chunks | index | lexical | semantic | hybrid | hybrid+graph | recall | peak RSS MB |",
@@ -189,4 +194,4 @@ def run_suite(run: Run, lookups_file: Path) -> Path:
     lines += ["", "Vector index build: " + ", ".join(f"{s:,} chunks {scale[s]['vector_index_build_s']} s"
                                                      for s in sizes) + ".", "",
               "![latency](latency.png) ![memory](memory.png)", ""]
-    return write_result(out, result, "\n".join(lines))
+    return "\n".join(lines)

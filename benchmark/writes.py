@@ -24,14 +24,14 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 from engram.core import Engine, Settings
 from engram.core.store.maintenance import maintain
 
-from .common import Run, engine_at, machine, percentile, result_folder, write_result
+from .common import Run, engine_at, percentile
 from .plots import loglog
+from .suites import NoOptions
 
 NAMES = ["Caroline", "Melanie", "Jon", "Gina", "Audrey", "Andrew", "Nate", "Joanna", "Tim", "John", "Maria", "Deborah"]
 PLACES = ["Boston", "the lake", "Lisbon", "the museum", "the office", "Kyoto", "the park", "Denver", "the beach"]
@@ -46,7 +46,7 @@ QUERIES = ["When did Caroline start painting?", "what did Melanie say about the 
            "book club last week", "photography in Kyoto", "moving house plans", "yoga this morning",
            "Andrew and the band", "chess with Tim", "the wedding in Lisbon", "pottery at the museum"]
 CHECKPOINTS = (100, 1_000, 5_000)
-QUICK_CHECKPOINTS = (20, 60, 120)
+QUICK_CHECKPOINTS = (10, 30, 60)
 
 
 def exchanges(seed: int) -> Any:
@@ -130,9 +130,9 @@ def measure_arm(run: Run, name: str, maintenance_writes: int, embedder: Any) -> 
     quiet: dict[str, Any] | None = None
     if maintenance_writes:
         # What the workspace keeps once the agent stops writing: the pass that follows idle_sec of quiet.
-        runs, waited = engine.maintenance.runs, time.perf_counter()
-        while engine.maintenance.runs == runs and time.perf_counter() - waited < settings.store.maintenance_idle_sec + 120:
-            engine.maintenance.wait_idle(1.0)
+        # (It may have run already, while the last checkpoint's searches ran: then nothing is pending.)
+        waited = time.perf_counter()
+        while engine.maintenance.idle_pending and time.perf_counter() - waited < settings.store.maintenance_idle_sec + 120:
             time.sleep(0.2)
         engine.maintenance.wait_idle(600)
         quiet = {"disk": _disk(engine), "waited_s": round(time.perf_counter() - waited, 1)}
@@ -147,63 +147,68 @@ def measure_arm(run: Run, name: str, maintenance_writes: int, embedder: Any) -> 
                                                           "total_s": round(total, 2)}}
 
 
-def run_suite(run: Run) -> Path:
+def run_suite(run: Run, options: NoOptions) -> dict[str, Any]:
     # One copy of the bundled embedding model, loaded (and closed) by an engine of its own, serves both arms.
     with engine_at(run.workspace("writes-model")) as model_owner:
         embedder = model_owner.embedder()
         maintained = measure_arm(run, "maintained", Settings().store.maintenance_writes, embedder)
         unmaintained = measure_arm(run, "unmaintained", 0, embedder)
-    folder = result_folder(run, "writes")
-    result = {"machine": machine(), "seed": run.seed, "queries": len(QUERIES),
-              "arms": {"maintained": maintained, "unmaintained": unmaintained}}
-
-    def row(arm: str, data: dict[str, Any]) -> list[str]:
-        lines = []
-        for p in data["points"]:
-            lines.append(f"| {arm} | {p['stores']:,} | {p['store']['p50_ms']} / {p['store']['p95_ms']} | "
-                         f"{p['search']['hybrid']['p50_ms']} / {p['search']['hybrid']['p95_ms']} | "
-                         f"{p['search']['lexical']['p50_ms']} | {p['disk']['mb']} | {p['disk']['memory_fragments']} | "
-                         f"{p['disk']['memory_versions']} |")
-        fresh = data["freshly_compacted"]
-        if data["once_quiet"]:
-            q = data["once_quiet"]["disk"]
-            lines.append(f"| {arm}, once quiet ({data['once_quiet']['waited_s']} s later) | "
-                         f"{data['points'][-1]['stores']:,} | – | – | – | {q['mb']} | {q['memory_fragments']} | "
-                         f"{q['memory_versions']} |")
-        lines.append(f"| {arm}, then compacted | {data['points'][-1]['stores']:,} | – | "
-                     f"{fresh['search']['hybrid']['p50_ms']} / {fresh['search']['hybrid']['p95_ms']} | "
-                     f"{fresh['search']['lexical']['p50_ms']} | {fresh['disk']['mb']} | "
-                     f"{fresh['disk']['memory_fragments']} | {fresh['disk']['memory_versions']} |")
-        return lines
-
     last = maintained["points"][-1]
     ratio = last["search"]["hybrid"]["p50_ms"] / maintained["freshly_compacted"]["search"]["hybrid"]["p50_ms"]
-    flat = [p["store"]["p50_ms"] for p in maintained["points"]]
-    result["search_ratio_to_fresh"] = round(ratio, 2)
-    summary = "\n".join([
-        f"# writes{' (quick)' if run.quick else ''}: single `store` calls, with and without maintenance",
-        "",
-        f"Machine: {result['machine']['cpu']}, {result['machine']['cpu_count']} cores. Seeded synthetic exchanges "
-        f"(seed {run.seed}); {len(QUERIES)} queries × {1 if run.quick else 2} rounds per search figure.",
-        "",
-        "| arm | stores | store p50 / p95 ms (last 100) | hybrid search p50 / p95 ms | lexical p50 ms | disk MB | "
-        "fragments | versions |",
-        "|---|---|---|---|---|---|---|---|",
-        *row("maintained", maintained),
-        *row("unmaintained", unmaintained),
-        "",
-        f"Maintained: search p50 after {last['stores']:,} stores is {ratio:.2f}× the freshly compacted workspace "
-        f"(target ≤ 1.5×); store p50 at the checkpoints {', '.join(f'{v} ms' for v in flat)}; "
-        f"{last['maintenance_runs']} maintenance runs taking {maintained['maintenance']['total_s']} s in all, the "
-        f"longest step (the longest a write waited for maintenance) {maintained['maintenance']['longest_step_ms']} ms; "
-        f"{maintained['seconds']} s for all stores (unmaintained: {unmaintained['seconds']} s).",
-        "",
-    ])
     xs = [p["stores"] for p in maintained["points"]]
-    loglog(folder / "writes.png", "Single stores: search and store latency", xs, {
+    loglog(run.folder / "writes.png", "Single stores: search and store latency", xs, {
         "search p50, maintained": [p["search"]["hybrid"]["p50_ms"] for p in maintained["points"]],
         "search p50, unmaintained": [p["search"]["hybrid"]["p50_ms"] for p in unmaintained["points"]],
         "store p50, maintained": [p["store"]["p50_ms"] for p in maintained["points"]],
         "store p50, unmaintained": [p["store"]["p50_ms"] for p in unmaintained["points"]],
     }, "stores", "ms")
-    return write_result(folder, result, summary)
+    return {"queries": len(QUERIES), "rounds": 1 if run.quick else 2,
+            "arms": {"maintained": maintained, "unmaintained": unmaintained},
+            "search_ratio_to_fresh": round(ratio, 2)}
+
+
+def _rows(arm: str, data: dict[str, Any]) -> list[str]:
+    lines = []
+    for p in data["points"]:
+        lines.append(f"| {arm} | {p['stores']:,} | {p['store']['p50_ms']} / {p['store']['p95_ms']} | "
+                     f"{p['search']['hybrid']['p50_ms']} / {p['search']['hybrid']['p95_ms']} | "
+                     f"{p['search']['lexical']['p50_ms']} | {p['disk']['mb']} | {p['disk']['memory_fragments']} | "
+                     f"{p['disk']['memory_versions']} |")
+    fresh = data["freshly_compacted"]
+    if data["once_quiet"]:
+        q = data["once_quiet"]["disk"]
+        lines.append(f"| {arm}, once quiet ({data['once_quiet']['waited_s']} s later) | "
+                     f"{data['points'][-1]['stores']:,} | – | – | – | {q['mb']} | {q['memory_fragments']} | "
+                     f"{q['memory_versions']} |")
+    lines.append(f"| {arm}, then compacted | {data['points'][-1]['stores']:,} | – | "
+                 f"{fresh['search']['hybrid']['p50_ms']} / {fresh['search']['hybrid']['p95_ms']} | "
+                 f"{fresh['search']['lexical']['p50_ms']} | {fresh['disk']['mb']} | "
+                 f"{fresh['disk']['memory_fragments']} | {fresh['disk']['memory_versions']} |")
+    return lines
+
+
+def summary(envelope: dict[str, Any]) -> str:
+    result, machine = envelope["result"], envelope["machine"]
+    maintained, unmaintained = result["arms"]["maintained"], result["arms"]["unmaintained"]
+    last = maintained["points"][-1]
+    flat = [p["store"]["p50_ms"] for p in maintained["points"]]
+    return "\n".join([
+        f"# writes{' (quick)' if envelope['quick'] else ''}: single `store` calls, with and without maintenance",
+        "",
+        f"Machine: {machine['cpu']}, {machine['cpu_count']} cores. Seeded synthetic exchanges "
+        f"(seed {envelope['seed']}); {result['queries']} queries × {result['rounds']} rounds per search figure.",
+        "",
+        "| arm | stores | store p50 / p95 ms (last 100) | hybrid search p50 / p95 ms | lexical p50 ms | disk MB | "
+        "fragments | versions |",
+        "|---|---|---|---|---|---|---|---|",
+        *_rows("maintained", maintained),
+        *_rows("unmaintained", unmaintained),
+        "",
+        f"Maintained: search p50 after {last['stores']:,} stores is {result['search_ratio_to_fresh']:.2f}× the "
+        f"freshly compacted workspace (target ≤ 1.5×); store p50 at the checkpoints "
+        f"{', '.join(f'{v} ms' for v in flat)}; {last['maintenance_runs']} maintenance runs taking "
+        f"{maintained['maintenance']['total_s']} s in all, the longest step (the longest a write waited for "
+        f"maintenance) {maintained['maintenance']['longest_step_ms']} ms; {maintained['seconds']} s for all stores "
+        f"(unmaintained: {unmaintained['seconds']} s).",
+        "",
+    ])

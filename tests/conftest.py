@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import keyring
-import numpy as np
 import pytest
 from keyring.backend import KeyringBackend
 from keyring.errors import PasswordDeleteError
@@ -26,46 +22,13 @@ from engram.core.embedding.bundled import ensure_bundled_model
 from engram.core.embedding.llama_embedder import LlamaEmbedder
 from engram.core.manifest import model_entry
 from engram.mcp.service_files import read_info
+from standins.embedder import HashingEmbedder
+
+__all__ = ["HashingEmbedder"]
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # The desktop tests drive a real Qt window without a screen (CI machines have none).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-
-class HashingEmbedder:
-    """A deterministic stand-in for the embedding model: hashed bag of words, L2-normalised.
-
-    Texts sharing words get similar vectors, which is all the retrieval tests need when the model
-    itself is not what is being tested. Counts the texts it embeds.
-    """
-
-    model_id = "all-minilm-l6-v2"
-    dimensions = 384
-
-    def __init__(self) -> None:
-        self.calls: list[int] = []
-        self._lock = threading.Lock()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in re.findall(r"[a-z0-9]+", text.lower()):
-                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little")
-                out[i, h % self.dimensions] += 1.0
-            norm = np.linalg.norm(out[i])
-            out[i] = out[i] / norm if norm else out[i]
-            if not norm:
-                out[i, 0] = 1.0
-        with self._lock:
-            self.calls.append(len(texts))
-        return out
-
-    @property
-    def texts_embedded(self) -> int:
-        return sum(self.calls)
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture(autouse=True)
@@ -174,6 +137,32 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(previous)
 
 
+# ------------------------------------------------------------------ the command line in this process
+
+
+def cli_in_process(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``engram ARGS`` through the CLI's entry function in this process (``engram.app.cli.run``), with ``env`` as
+    its environment and ``stdin`` as its standard input; the result reads as a finished process's. Most CLI tests
+    use it (a process start costs seconds of imports); a few run the real ``engram`` process."""
+    import contextlib
+    import io
+
+    from engram.app.cli import run
+
+    out, err = io.StringIO(), io.StringIO()
+    previous_stdin = sys.stdin
+    sys.stdin = io.StringIO(stdin or "")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = run(list(args), dict(env))
+            except SystemExit as exc:  # argparse's refusals and --help
+                status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.stdin = previous_stdin
+    return subprocess.CompletedProcess(["engram", *args], status, out.getvalue(), err.getvalue())
+
+
 # ------------------------------------------------------------------ real processes
 
 ENGRAM = [sys.executable, "-m", "engram.app"]
@@ -251,3 +240,17 @@ def make_desktop(qapp: Any, paths: Paths, environ: dict[str, str], real_embedder
     with desktops(paths, environ, real_embedder) as build:
         yield build
 
+
+
+# ------------------------------------------------------------------ scheduling
+
+#: The files that take longest, started first: with `--dist loadfile` a worker takes whole files in collection
+#: order, so a long file collected last would end the run on one worker while the other waits.
+LONGEST_FIRST = ("test_bundle.py", "test_benchmark.py", "test_shared_workspaces.py", "test_reliability.py",
+                 "test_mcp_processes.py", "test_fuzz.py", "test_terminal.py", "test_desktop.py",
+                 "test_model_downloads.py", "test_inspector.py", "test_recall_model.py", "test_cli_service.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))  # stable: the rest keep their order

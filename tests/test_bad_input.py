@@ -45,6 +45,7 @@ def test_the_datetime_arguments_are_found_in_the_schemas() -> None:
 
 @pytest.mark.parametrize("value", [FAR_FUTURE, FAR_PAST])
 @pytest.mark.parametrize(("tool", "argument"), datetime_arguments())
+@pytest.mark.slow
 def test_datetimes_outside_years_1_to_9999_in_utc_are_refused_naming_the_argument(
         engine: Engine, tool: str, argument: str, value: str) -> None:
     with pytest.raises(InvalidArgument) as err:

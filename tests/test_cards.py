@@ -236,6 +236,9 @@ def test_recall_without_a_plan_shows_its_search(qtbot: Any, real_engine: Engine,
     assert [c.memory.id for c in view.cards if c.memory] == [h.id for h in result.search.hits]
 
 
+@pytest.mark.slow
+
+
 def test_45_hits_show_20_cards_and_scrolling_to_the_bottom_appends_more(qtbot: Any, real_engine: Engine,
                                                                         tmp_path: Path) -> None:
     files = {f"notes/topic{i:02}.md": f"# Topic {i}\n\nThe garden plan for week {i}: water the tomatoes.\n"
@@ -273,6 +276,9 @@ def test_every_control_a_person_uses_has_an_accessible_name(qtbot: Any, real_eng
     assert all(b.toolTip() for b in buttons)
     chunk = next(c for c in view.cards if c.memory is not None and c.memory.kind == "chunk")
     assert button(chunk, "Forget").accessibleName() == "Forget backup.md"
+
+
+@pytest.mark.slow
 
 
 def test_a_view_800_px_wide_needs_no_horizontal_scrollbar(qtbot: Any, real_engine: Engine, tmp_path: Path) -> None:

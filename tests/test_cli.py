@@ -1,4 +1,5 @@
-"""The engram command as a newcomer runs it: real processes, the real model, a real data folder."""
+"""The engram command as a newcomer runs it: the real model and a real data folder; most commands through the CLI's
+entry function in this process, the first and the last test as real `engram` processes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import write_tree
+from .conftest import cli_in_process, write_tree
 
 DOC = "# Deploy\n\nWe deploy with systemd units on the home server.\n\n## Rollback\n\nKeep the previous release around.\n"
 
@@ -26,18 +27,25 @@ def env(tmp_path: Path, model_file: Path) -> dict[str, str]:
             "ENGRAM_EMBED_THREADS": "2"}
 
 
-def engram(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def engram_process(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "engram.app", *args], env=env, capture_output=True, text=True,
                           input=stdin, timeout=300)
 
 
+def engram(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return cli_in_process(env, *args, stdin=stdin)
+
+
+@pytest.mark.slow
+
+
 def test_ingest_then_search_prints_cited_results(env: dict[str, str], tmp_path: Path) -> None:
     root = write_tree(tmp_path / "ops", {"deploy.md": DOC, "notes.txt": "Unrelated grocery list: apples, bread."})
-    ingest = engram(env, "ingest", str(root), "--project", "ops")
+    ingest = engram_process(env, "ingest", str(root), "--project", "ops")
     assert ingest.returncode == 0, ingest.stderr
     assert ingest.stdout.startswith(f"ingested {root.resolve().as_posix()} into default/ops: 2 files indexed")
     assert "ingest: 2/2 files" in ingest.stderr  # plain progress lines when stderr is not a terminal
-    search = engram(env, "search", "how do we go back to the previous release", "--limit", "2")
+    search = engram_process(env, "search", "how do we go back to the previous release", "--limit", "2")
     assert search.returncode == 0, search.stderr
     first = search.stdout.splitlines()[0]
     assert first.startswith("[1] ") and "deploy.md:" in first and " · ops · " in first
@@ -140,8 +148,11 @@ def test_failures_exit_1_with_the_error_title(env: dict[str, str], tmp_path: Pat
     assert unknown.returncode == 1 and "No memory with id 123456789abc" in unknown.stderr
 
 
+@pytest.mark.slow
+
+
 def test_version_and_help(env: dict[str, str]) -> None:
-    assert engram(env, "--version").stdout.strip() == "engram 0.1.0"
-    helptext = engram(env, "--help").stdout
+    assert engram_process(env, "--version").stdout.strip() == "engram 0.1.0"
+    helptext = engram_process(env, "--help").stdout
     for command in ("ingest", "search", "remember", "status", "config"):
         assert command in helptext

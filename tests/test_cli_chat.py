@@ -227,6 +227,9 @@ def test_stored_escape_sequences_are_shown_escaped_on_a_terminal(env: dict[str, 
     assert shown.count("It says:") == 1
 
 
+@pytest.mark.slow
+
+
 def test_ctrl_c_ends_the_turn_with_what_it_has_and_exits_130(env: dict[str, str], paths: Paths,
                                                              fake_embedder: HashingEmbedder,
                                                              monkeypatch: pytest.MonkeyPatch,

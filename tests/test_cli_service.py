@@ -6,9 +6,13 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from engram.mcp.service_files import TOKEN_FILE, read_info
 
 from .conftest import ENGRAM, wait_for, write_tree
+
+pytestmark = pytest.mark.slow  # a real service process: the full run only
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

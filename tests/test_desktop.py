@@ -92,6 +92,9 @@ def saved(paths: Paths, key: str) -> Any:
 # ----------------------------------------------------------------------------- settings
 
 
+@pytest.mark.slow
+
+
 def test_every_setting_on_the_page_is_saved_and_refused_values_are_not(make_desktop: Any, paths: Paths,
                                                                        qtbot: Any) -> None:
     desktop = make_desktop()
@@ -219,6 +222,9 @@ def test_a_helper_model_downloads_from_the_settings_page_with_progress(make_desk
 # ------------------------------------------------------------------ ingest, recall, jobs
 
 
+@pytest.mark.slow
+
+
 def test_an_ingest_shows_progress_up_to_100_percent(make_desktop: Any, tmp_path: Path, qtbot: Any, home: Path) -> None:
     desktop = make_desktop()
     folder = write_tree(home / "notes", {f"n{i:02}.md": f"# Note {i}\n\nTopic {i} of the ingest test."
@@ -244,6 +250,9 @@ def test_an_ingest_shows_progress_up_to_100_percent(make_desktop: Any, tmp_path:
     assert [p for p, _ in seen if p is not None and 0 < p < 100], "progress in between (24 files a batch)"
     assert bars and bars[-1] >= 80, "the Overview's bar followed the job"
     assert desktop.window.overview.job_row(job.id) is None, "a finished job leaves the list"
+
+
+@pytest.mark.slow
 
 
 def test_an_editors_ingest_that_fails_ends_its_job_in_the_tray(make_desktop: Any, home: Path, qtbot: Any,
@@ -278,6 +287,9 @@ def test_an_editors_ingest_that_fails_ends_its_job_in_the_tray(make_desktop: Any
     assert job.finished and job.error is not None and "stopped answering" in job.error.message
     assert [j for j in desktop.jobs.running() if j.kind == "ingest"] == [], "no ingest is left running in the tray"
     assert desktop.state != "indexing" and desktop.window.overview.job_row(job.id) is None
+
+
+@pytest.mark.slow
 
 
 def test_an_editors_ingest_cancelled_in_the_app_is_told_as_cancelled(make_desktop: Any, home: Path, qtbot: Any,
@@ -398,6 +410,9 @@ def test_forgetting_a_file_from_its_card_asks_first_and_removes_that_file_alone(
 # ------------------------------------------------------------------------------ the tray
 
 
+@pytest.mark.slow
+
+
 def test_the_tray_menu_actions(make_desktop: Any, home: Path, tmp_path: Path, qtbot: Any) -> None:
     (home / ".cursor").mkdir()
     desktop = make_desktop()
@@ -492,6 +507,7 @@ def test_the_first_run_welcome_connects_the_editors_found(make_desktop: Any, hom
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_service_in_the_qt_loop_answers_mcp_while_the_window_stays_responsive(
         make_desktop: Any, paths: Paths, tmp_path: Path, home: Path) -> None:
     desktop = make_desktop(serve=True)
@@ -549,6 +565,7 @@ class SlowKeyring(MemoryKeyring):
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_slow_keyring_and_editor_files_never_stall_the_qt_loop_or_an_editors_call(
         make_desktop: Any, paths: Paths, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from engram.app.desktop import editors
@@ -645,6 +662,7 @@ def test_one_instance_per_data_folder_in_process(qapp: Any, paths: Paths, qtbot:
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM is POSIX")
+@pytest.mark.slow
 def test_the_tray_app_process_single_instance_mcp_and_sigterm(tmp_path: Path, model_file: Path, home: Path) -> None:
     data = tmp_path / "data"
     (data / "models").mkdir(parents=True)
@@ -702,6 +720,7 @@ def test_the_device_section_shows_what_was_detected(make_desktop: Any, qtbot: An
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_running_headless_service_keeps_serving_and_the_window_says_so(make_desktop: Any,
                                                                                paths: Paths) -> None:
     from engram.core import Settings

@@ -87,12 +87,18 @@ def test_a_relative_path_is_refused_by_the_engine(home_engine: Engine, home: Pat
         home_engine.call("ingest_path", {"path": "docs"})
 
 
+@pytest.mark.slow
+
+
 def test_the_cli_resolves_a_relative_path_against_its_own_folder(home: Path, env: dict[str, str]) -> None:
     write_tree(home, {"proj/docs/a.md": "# Alpha\n\nThe alpha document."})
     done = subprocess.run([*ENGRAM, "ingest", "docs", "--json"], env=env, cwd=home / "proj", capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert f'"root": "{(home / "proj/docs").as_posix()}"' in done.stdout
+
+
+@pytest.mark.slow
 
 
 async def test_the_stdio_launcher_resolves_relative_paths_against_its_callers_folder(

@@ -21,7 +21,7 @@ from engram.mcp.service_files import new_challenge, proves, read_info
 
 from .conftest import ENGRAM, wait_for, write_tree
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def stdio(env: dict[str, str], *args: str) -> StdioServerParameters:

@@ -90,6 +90,9 @@ def test_adding_a_note_stores_it_and_shows_it(stocked: Desktop, qtbot: Any) -> N
     qtbot.waitUntil(lambda: any("release train" in t for t in texts(project.child(1))), timeout=30_000)
 
 
+@pytest.mark.slow
+
+
 def test_a_note_written_by_anyone_shows_in_the_open_project_once_writes_go_quiet(stocked: Desktop,
                                                                                 qtbot: Any) -> None:
     page = MemoryPage(stocked)
@@ -233,10 +236,12 @@ def test_cancel_stops_an_ingest_and_keeps_the_files_it_finished(desktop: Desktop
     assert 0 < sources < files and sources % _BATCH_FILES == 0  # whole batches of whole files
 
 
+@pytest.mark.slow
+
+
 def test_a_shared_workspace_is_added_from_the_page_and_shown_as_shared(desktop: Desktop, qtbot: Any) -> None:
     from engram.core.store.bucket_access import stored_credentials
-
-    from .s3_server import OPEN_KEY, LoopbackS3
+    from standins.s3 import OPEN_KEY, LoopbackS3
 
     s3 = LoopbackS3()
     try:

@@ -45,6 +45,9 @@ def by_revision(server: ModelServer, file: str = SMOL.file) -> ModelEntry:
                                revision="0123456789abcdef0123456789abcdef01234567", file=file)
 
 
+@pytest.mark.slow
+
+
 def test_a_pinned_download_is_verified_and_lands_atomically(tmp_path: Path, server: ModelServer, gguf: bytes) -> None:
     events = []
     got = download(f"{server.url}/files/{SMOL.file}", tmp_path / SMOL.file, expected_sha256=SMOL.sha256,
@@ -54,6 +57,9 @@ def test_a_pinned_download_is_verified_and_lands_atomically(tmp_path: Path, serv
     assert events and events[-1].done == events[-1].total == len(gguf)
     assert all(a.done <= b.done for a, b in zip(events, events[1:]))
     assert events[-1].bytes_per_s > 0
+
+
+@pytest.mark.slow
 
 
 def test_pinned_by_revision_is_verified_against_the_hubs_hash_and_recorded(tmp_path: Path,
@@ -249,6 +255,9 @@ def test_a_missing_or_unverified_model_is_never_loaded(tmp_path: Path, server: M
         files.verify(entry)
 
 
+@pytest.mark.slow
+
+
 def test_cli_downloads_with_progress_and_lists_the_pinning(tmp_path: Path, server: ModelServer) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env.update(ENGRAM_DATA_DIR=str(tmp_path / "data"), ENGRAM_CONFIG_DIR=str(tmp_path / "cfg"))
@@ -267,6 +276,9 @@ def test_cli_downloads_with_progress_and_lists_the_pinning(tmp_path: Path, serve
     assert missing.returncode == 1 and "engram models download qwen3.5-4b" in missing.stderr
 
 
+@pytest.mark.slow
+
+
 def test_a_download_through_the_engine_tells_its_progress_and_outcome(paths: Paths, server: ModelServer,
                                                                       gguf: bytes) -> None:
     settings = Settings.model_validate({"model": {"hub_url": server.url}})
@@ -282,6 +294,9 @@ def test_a_download_through_the_engine_tells_its_progress_and_outcome(paths: Pat
     assert ends[0] == ModelDownloaded("local-test", len(gguf))
     assert isinstance(ends[1], ModelDownloadFailed) and ends[1].model == "other"
     assert ends[1].title == "Model file damaged" and "is untouched" in ends[1].message
+
+
+@pytest.mark.slow
 
 
 def test_the_first_chat_downloads_its_missing_model_with_the_progress_in_the_chat(paths: Paths, server: ModelServer,

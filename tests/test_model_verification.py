@@ -272,6 +272,9 @@ def test_threads_verifying_at_once_leave_a_whole_record(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary files left
 
 
+@pytest.mark.slow
+
+
 def test_processes_verifying_at_once_leave_a_valid_record(tmp_path: Path) -> None:
     entries = [fake_model(tmp_path, CONTENT + bytes([i]), f"m{i}") for i in range(4)]
     script = ("import dataclasses, sys; from pathlib import Path\n"
@@ -296,6 +299,9 @@ def test_the_bundled_embedding_model_is_hashed_once(tmp_path: Path, model_file: 
     assert records(tmp_path)["all-minilm-l6-v2"]["path"] == str(tmp_path / entry.file)
     ensure_bundled_model(entry, tmp_path, full=True)
     assert len(hashes) == 2
+
+
+@pytest.mark.slow
 
 
 def test_models_list_names_how_each_model_is_pinned(tmp_path: Path) -> None:

@@ -35,6 +35,9 @@ def env(tmp_path: Path) -> dict[str, str]:
             "ENGRAM_LOG_DIR": str(tmp_path / "logs"), "ENGRAM_EMBED_THREADS": "2"}
 
 
+@pytest.mark.slow
+
+
 def test_everything_engram_writes_is_private_from_the_first_write(env: dict[str, str], tmp_path: Path) -> None:
     # A typical umask: without Engram's own care, new folders would be 0755 and LanceDB's files 0644.
     run = lambda *args: subprocess.run([*ENGRAM, *args], env=env, capture_output=True, text=True, timeout=300,  # noqa: E731
@@ -54,6 +57,9 @@ def test_everything_engram_writes_is_private_from_the_first_write(env: dict[str,
     service.wait(timeout=30)
     assert (data / "workspaces" / "default" / "lance").is_dir() and any((tmp_path / "logs").iterdir())
     assert open_to_others(data, tmp_path / "config", tmp_path / "logs") == []
+
+
+@pytest.mark.slow
 
 
 def test_folders_an_older_version_left_open_are_closed_at_the_next_start(env: dict[str, str],

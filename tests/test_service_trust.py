@@ -20,7 +20,7 @@ from engram.mcp.service_files import INFO_FILE, TOKEN_FILE, read_info
 
 from .conftest import ENGRAM, wait_for
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 class Impostor(ThreadingHTTPServer):

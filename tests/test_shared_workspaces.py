@@ -6,12 +6,9 @@ their own); the bucket is the one thing they share.
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +17,7 @@ from typing import Any, TypeVar
 import keyring
 import pytest
 
+from benchmark.reliability import two_machines_storing
 from engram.core import Engine, Paths, Settings
 from engram.core.errors import InvalidArgument, WorkspaceError, WorkspaceNotFound
 from engram.core.store.bucket_access import BucketCredentials, stored_credentials
@@ -31,9 +29,9 @@ from engram.core.store.bucket_errors import (
 )
 from engram.core.store.location import BucketLocation
 from engram.core.store.workspace import UNREACHABLE_HOLD_SEC
+from standins.s3 import OPEN_KEY, LoopbackS3
 
-from .conftest import HashingEmbedder, write_tree
-from .s3_server import OPEN_KEY, LoopbackS3
+from .conftest import HashingEmbedder, cli_in_process, write_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -76,6 +74,9 @@ def until_reachable(call: Callable[[], T]) -> T:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.25)
+
+
+@pytest.mark.slow
 
 
 def test_the_loopback_bucket_lets_exactly_one_of_two_concurrent_conditional_puts_of_a_key_win(
@@ -121,31 +122,22 @@ def conditional_put(client: Any, key: str, body: bytes, start: threading.Barrier
         codes.append(exc.response["ResponseMetadata"]["HTTPStatusCode"])
 
 
-def test_two_engines_in_two_processes_store_500_notes_each_and_both_see_all_1000_once(
+@pytest.mark.slow
+
+
+def test_two_engines_in_two_processes_store_notes_at_once_and_both_see_every_note_once(
         s3: LoopbackS3, tmp_path: Path) -> None:
-    uri = "s3://team-memory/engram/concurrent"
-    workers = [subprocess.Popen([sys.executable, "-m", "tests.shared_worker", str(tmp_path / tag), s3.endpoint, uri,
-                                 tag, "500"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for tag in ("alpha", "beta")]
-    reports = []
-    for worker in workers:
-        out, err = worker.communicate(timeout=540)
-        assert worker.returncode == 0, err[-3000:]
-        reports.append(json.loads(out.strip().splitlines()[-1]))
-    assert [(r["stored"], r["errors"]) for r in reports] == [(500, []), (500, [])]
-    expected = sorted(f"note {i} of {tag}: the {tag} machine remembers item {i}"
-                      for tag in ("alpha", "beta") for i in range(500))
-    for tag in ("alpha", "beta"):  # each machine, opened again, sees every note of both exactly once
-        with Engine(Paths(tmp_path / tag / "data", tmp_path / tag / "config", tmp_path / tag / "logs"), Settings(),
-                    embedder=HashingEmbedder(), environ=ENV) as engine:
-            seen = Counter(contents(engine))
-            missing = sorted(set(expected) - set(seen))
-            twice = sorted(note for note, times in seen.items() if times > 1)
-            assert (missing, twice, len(seen)) == ([], [], 1000), (
-                f"{tag} misses {len(missing)} notes and sees {len(twice)} twice; the first: {missing[:5]} {twice[:5]}")
-            found = engine.call("search", {"query": "beta machine remembers item 417", "workspace": "team",
-                                           "limit": 3}).result.hits
-            assert found[0].content == "note 417 of beta: the beta machine remembers item 417"
+    """The scenario of `python -m benchmark reliability` (500 notes each there), at a test's size."""
+    report = two_machines_storing(tmp_path, s3.endpoint, "s3://team-memory/engram/concurrent", notes=100)
+    assert report["stored"] == {"alpha": 100, "beta": 100} and report["errors"] == []
+    for tag, view in report["views"].items():  # each machine, opened again, sees every note of both exactly once
+        assert (view["missing_count"], view["twice_count"], view["notes"]) == (0, 0, 200), (
+            f"{tag} misses {view['missing_count']} notes and sees {view['twice_count']} twice; the first: "
+            f"{view['missing'][:5]} {view['twice'][:5]}")
+        assert view["search_finds_the_last_note"]
+
+
+@pytest.mark.slow
 
 
 def test_machines_creating_one_new_shared_workspace_at_the_same_moment_all_join_it(
@@ -193,6 +185,9 @@ def join_all_at_once(engines: list[Engine], where: BucketLocation) -> list[str]:
     for joiner in joiners:
         joiner.join(timeout=120)
     return failures
+
+
+@pytest.mark.slow
 
 
 def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migrate_it_once(
@@ -249,6 +244,9 @@ def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migra
             engine.close()
 
 
+@pytest.mark.slow
+
+
 def test_a_folder_ingested_into_a_shared_workspace_is_found_from_another_machine(
         s3: LoopbackS3, tmp_path: Path) -> None:
     project = write_tree(tmp_path / "alice-home" / "proj", {
@@ -269,6 +267,9 @@ def test_a_folder_ingested_into_a_shared_workspace_is_found_from_another_machine
         assert bob.call("status", {}).text.count("shared:") == 0  # the local default workspace says its folder
 
 
+@pytest.mark.slow
+
+
 def test_another_machines_note_shows_up_within_the_read_consistency_interval(s3: LoopbackS3, tmp_path: Path) -> None:
     with machine(tmp_path, "alice") as alice, machine(tmp_path, "bob", store={"shared_read_consistency_sec": 0}) as bob:
         alice.add_shared_workspace("team", location(s3))
@@ -277,6 +278,9 @@ def test_another_machines_note_shows_up_within_the_read_consistency_interval(s3:
         alice.call("store", {"content": "The office espresso machine needs descaling monthly", "workspace": "team"})
         hits = bob.call("search", {"query": "espresso", "workspace": "team"}).result.hits
         assert [h.content for h in hits] == ["The office espresso machine needs descaling monthly"]
+
+
+@pytest.mark.slow
 
 
 def test_the_bucket_stopped_mid_run_fails_clearly_local_work_goes_on_and_a_restart_brings_everything_back(
@@ -316,6 +320,9 @@ def test_the_bucket_stopped_mid_run_fails_clearly_local_work_goes_on_and_a_resta
                                            "Written once the bucket was back"]
 
 
+@pytest.mark.slow
+
+
 def test_a_workspace_added_while_the_bucket_is_down_is_not_registered(s3: LoopbackS3, tmp_path: Path) -> None:
     s3.stop()
     with machine(tmp_path, "alice") as alice:
@@ -324,6 +331,9 @@ def test_a_workspace_added_while_the_bucket_is_down_is_not_registered(s3: Loopba
         assert unreachable.value.message.endswith("Workspace 'team' was not added.")
         assert alice.workspace_names() == []
         assert not (tmp_path / "alice" / "data" / "workspaces" / "team").exists()
+
+
+@pytest.mark.slow
 
 
 def test_bad_credentials_are_refused_clearly_and_nothing_is_written(s3: LoopbackS3, tmp_path: Path) -> None:
@@ -344,6 +354,9 @@ def test_bad_credentials_are_refused_clearly_and_nothing_is_written(s3: Loopback
         alice.add_shared_workspace("team", location(s3))
         alice.call("store", {"content": "Signed properly", "workspace": "team"})
         assert contents(alice) == ["Signed properly"]
+
+
+@pytest.mark.slow
 
 
 def test_a_read_only_key_can_search_but_a_write_is_refused_naming_the_permission(
@@ -367,6 +380,9 @@ def test_a_read_only_key_can_search_but_a_write_is_refused_naming_the_permission
         assert contents(a) == ["Only writers may add notes"]
 
 
+@pytest.mark.slow
+
+
 def test_a_missing_bucket_and_missing_keys_say_what_to_fix(s3: LoopbackS3, tmp_path: Path) -> None:
     with machine(tmp_path, "alice") as alice:
         with pytest.raises(BucketMissing) as missing:
@@ -378,6 +394,9 @@ def test_a_missing_bucket_and_missing_keys_say_what_to_fix(s3: LoopbackS3, tmp_p
             bob.add_shared_workspace("team", location(s3))
         assert no_key.value.title == "Bucket credentials missing"
         assert "AWS_ACCESS_KEY_ID" in no_key.value.message and "--access-key-id" in no_key.value.message
+
+
+@pytest.mark.slow
 
 
 def test_a_key_given_once_is_kept_in_the_keyring_and_a_later_engine_uses_it(s3: LoopbackS3, tmp_path: Path) -> None:
@@ -394,6 +413,9 @@ def test_a_key_given_once_is_kept_in_the_keyring_and_a_later_engine_uses_it(s3: 
         assert keyring.get_password("engram", "workspace:team") is None
         with pytest.raises(WorkspaceNotFound):
             again.call("search", {"query": "key", "workspace": "team"})
+
+
+@pytest.mark.slow
 
 
 def test_names_and_locations_are_checked_before_anything_is_contacted(s3: LoopbackS3, tmp_path: Path) -> None:
@@ -428,10 +450,19 @@ def test_a_prefix_holding_other_tables_is_refused(s3: LoopbackS3, tmp_path: Path
             alice.add_shared_workspace("team", foreign)
 
 
+@pytest.mark.slow
+
+
 def test_the_command_line_adds_lists_uses_and_removes_a_shared_workspace(
-        s3: LoopbackS3, tmp_path: Path, model_file: Path) -> None:
+        s3: LoopbackS3, tmp_path: Path, model_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the CLI's entry function in this process, with no OS keyring (keyring's fail backend)."""
     import os
     import shutil
+
+    import keyring
+    from keyring.backends.fail import Keyring as NoKeyring
+
+    monkeypatch.setattr(keyring.core, "_keyring_backend", NoKeyring())
 
     models = tmp_path / "data" / "models"
     models.mkdir(parents=True)
@@ -441,8 +472,7 @@ def test_the_command_line_adds_lists_uses_and_removes_a_shared_workspace(
            "ENGRAM_EMBED_THREADS": "2", "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
 
     def engram(*args: str, stdin: str | None = None, keys: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "engram.app", *args], env={**env, **(ENV if keys else {})},
-                              capture_output=True, text=True, input=stdin, timeout=300, cwd=ROOT)
+        return cli_in_process({**env, **(ENV if keys else {})}, *args, stdin=stdin)
 
     uri = "s3://team-memory/engram/cli"
     no_keyring = engram("workspace", "add", "team", "--uri", uri, "--endpoint", s3.endpoint, "--access-key-id",

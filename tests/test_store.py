@@ -78,6 +78,9 @@ def test_workspace_names_are_validated(engine: Engine) -> None:
         engine.store("Bad Name")
 
 
+@pytest.mark.slow
+
+
 def test_memories_written_by_another_process_are_kept_and_visible(tmp_path: Path) -> None:
     data = tmp_path / "data"
     script = textwrap.dedent(f"""

@@ -19,6 +19,8 @@ from engram.core.tools.scope import Scope
 
 from .conftest import HashingEmbedder, write_tree
 
+pytestmark = pytest.mark.slow  # many stores opened and dropped: the full run only
+
 
 @dataclass(frozen=True)
 class Workspace:
@@ -55,7 +57,7 @@ def test_a_new_store_never_sees_the_source_names_of_a_dropped_one(two_workspaces
                                                                     writer: Writer) -> None:
     # CPython often gives a new object the address (the id) of one just freed: alternate the two workspaces
     # many times so that a store reusing a dropped one's id is all but certain.
-    for i in range(30):
+    for i in range(16):
         ws = two_workspaces[i % 2]
         store = open_store(writer, ws.folder)
         assert source_names.display(store, ws.source) == ws.name, f"round {i}"
@@ -90,7 +92,7 @@ def engine_scope(two_workspaces: list[Workspace], paths: Paths, fake_embedder: H
 def test_a_new_store_gets_its_own_digests_whatever_a_dropped_one_had(two_workspaces: list[Workspace],
                                                                       engine_scope: Scope) -> None:
     writer = engine_scope.writer
-    for i in range(30):
+    for i in range(16):
         ws = two_workspaces[i % 2]
         store = open_store(writer, ws.folder)
         if i >= 2:  # every digest of both workspaces was written by the first two rounds: forget them

@@ -119,6 +119,7 @@ def on_terminal(env: dict[str, str], *args: str, stream: str) -> tuple[int, byte
 
 
 @POSIX_ONLY
+@pytest.mark.slow
 def test_stored_escape_sequences_reach_a_terminal_escaped_and_a_pipe_exactly(env: dict[str, str]) -> None:
     stored = engram(env, "remember", NOTE)
     assert stored.returncode == 0, stored.stderr
@@ -134,6 +135,7 @@ def test_stored_escape_sequences_reach_a_terminal_escaped_and_a_pipe_exactly(env
 
 
 @POSIX_ONLY
+@pytest.mark.slow
 def test_json_on_a_terminal_stays_valid_json_without_raw_controls(env: dict[str, str]) -> None:
     assert engram(env, "remember", "csi \x9b2J and rlo \u202e in a note").returncode == 0
     status, shown, _ = on_terminal(env, "search", "note", "--json", stream="stdout")
@@ -143,6 +145,7 @@ def test_json_on_a_terminal_stays_valid_json_without_raw_controls(env: dict[str,
 
 
 @POSIX_ONLY
+@pytest.mark.slow
 def test_an_error_quoting_user_input_reaches_a_terminal_escaped(env: dict[str, str]) -> None:
     source = f"/never/{OSC_TITLE}.md"
     status, shown, stdout = on_terminal(env, "chunks", source, stream="stderr")

@@ -182,6 +182,12 @@ class MaintenanceSchedule:
                     continue
                 self._wake.wait(timeout=max(wait, 0.05) if self._last_commit else None)
 
+    @property
+    def idle_pending(self) -> int:
+        """Workspaces written since their last maintenance whose pass after ``idle_sec`` of quiet has not started."""
+        with self._lock:
+            return len(self._last_commit)
+
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no maintenance is running or queued; ``False`` on timeout (tests, the benchmark)."""
         deadline = time.monotonic() + timeout

@@ -1,9 +1,10 @@
 """One machine of a team, as a process of its own: joins a shared workspace and stores notes into it.
 
-    python -m tests.shared_worker DATA_DIR ENDPOINT URI TAG COUNT
+    python -m benchmark.shared_worker DATA_DIR ENDPOINT URI TAG COUNT
 
 Prints one JSON line: how many notes were stored and the errors met (title: message). The embedding model is
-the hashing stand-in (the seam): what is tested is the store under concurrent writers, not the model.
+the hashing stand-in (the seam): what is tried is the store under concurrent writers, not the model
+(benchmark/reliability.py runs two; tests/test_shared_workspaces.py runs them smaller).
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from pathlib import Path
 
 from engram.core import Engine, EngramError, Paths, Settings
 from engram.core.store.location import BucketLocation
-
-from .conftest import HashingEmbedder
-from .s3_server import OPEN_KEY
+from standins.embedder import HashingEmbedder
+from standins.s3 import OPEN_KEY
 
 
 def main(data_dir: str, endpoint: str, uri: str, tag: str, count: int) -> None:

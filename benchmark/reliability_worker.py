@@ -1,8 +1,9 @@
-"""A worker process the reliability tests kill with SIGKILL: stores one note, then ingests a folder.
+"""A worker process the reliability scenario kills with SIGKILL: stores one note, then ingests a folder.
 
-``python -m tests.reliability_worker DATA_DIR FOLDER NOTE`` prints ``stored <id>`` once the note is
+``python -m benchmark.reliability_worker DATA_DIR FOLDER NOTE`` prints ``stored <id>`` once the note is
 committed and ``batch <n>`` after each ingest batch, flushing each line, so the test can kill it at a
-chosen point. The embedder is the tests' deterministic fake (the seam), so a kill lands in LanceDB's
+chosen point (benchmark/reliability.py; tests/test_reliability.py runs it smaller). The embedder is the
+deterministic stand-in (the seam), so a kill lands in LanceDB's
 writes rather than in model inference.
 """
 
@@ -13,8 +14,7 @@ from pathlib import Path
 
 from engram.core import Engine, Paths, Settings
 from engram.core.events import EngineEvent, IngestProgressed
-
-from .conftest import HashingEmbedder
+from standins.embedder import HashingEmbedder
 
 
 def main(data: str, folder: str, note: str) -> None:
