@@ -142,7 +142,7 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
                 return cli_workspace.run(args, engine)
         if args.command in cli_chat.COMMANDS:
             return cli_chat.run(args, paths, settings)  # the chat model is loaded in this process
-        with open_calls(paths, settings) as calls:
+        with open_calls(paths, settings, env) as calls:
             if not isinstance(calls, LocalCalls) and (overridden := _env_overrides(loaded.origins)):
                 print(f"engram: note: the running Engram service answers with its own settings; {overridden} in "
                       "this environment does not apply to it.", file=sys.stderr)

@@ -7,7 +7,7 @@ commands print the same output and exit with the same status wherever the call r
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -55,8 +55,9 @@ def _own_progress(progress: ProgressFn) -> Listener:
 
 
 @contextmanager
-def open_calls(paths: Paths, settings: Settings) -> Iterator[Calls]:
-    """The running service's calls, or (when none runs) an engine of this process, closed on exit.
+def open_calls(paths: Paths, settings: Settings, environ: Mapping[str, str] | None = None) -> Iterator[Calls]:
+    """The running service's calls, or (when none runs) an engine of this process on ``environ`` (the CLI's
+    environment: a shared workspace's keys may come from it), closed on exit.
 
     Raises:
         TokenMismatch, ServiceStopped: a service holds the folder but cannot be used.
@@ -66,5 +67,5 @@ def open_calls(paths: Paths, settings: Settings) -> Iterator[Calls]:
         with client:
             yield client
         return
-    with Engine(paths, settings) as engine:
+    with Engine(paths, settings, environ=environ) as engine:
         yield LocalCalls(engine)

@@ -108,7 +108,7 @@ def run_suite(run: Run, options: NoOptions) -> dict[str, Any]:
         # Each prompt differs from its first tokens on, so llama.cpp cannot reuse the last run's KV cache.
         runs[check].append(model.complete(_messages(i), deadline=time.monotonic() + 600, max_tokens=max_tokens,
                                           check_deadline=check))
-    reuse = prefix_reuse(model, 2 if run.quick else 6)
+    reuse = prefix_reuse(model, 1 if run.quick else 6)
     pool.close()
 
     def speed(outs: list) -> dict[str, float]:

@@ -47,6 +47,7 @@ QUERIES = ["When did Caroline start painting?", "what did Melanie say about the 
            "Andrew and the band", "chess with Tim", "the wedding in Lisbon", "pottery at the museum"]
 CHECKPOINTS = (100, 1_000, 5_000)
 QUICK_CHECKPOINTS = (10, 30, 60)
+QUICK_QUERIES = 6
 
 
 def exchanges(seed: int) -> Any:
@@ -68,12 +69,12 @@ def _ms(values: list[float]) -> dict[str, float]:
             "n": len(values)}
 
 
-def _searches(engine: Engine, rounds: int) -> dict[str, dict[str, float]]:
+def _searches(engine: Engine, rounds: int, queries: list[str]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for mode, channels in (("hybrid", None), ("lexical", ["lexical"])):
         times: list[float] = []
         for _ in range(rounds):
-            for query in QUERIES:
+            for query in queries:
                 args: dict[str, Any] = {"query": query, "limit": 10}
                 if channels:
                     args["channels"] = channels
@@ -107,6 +108,7 @@ def measure_arm(run: Run, name: str, maintenance_writes: int, embedder: Any) -> 
     settings = Settings.model_validate({"store": store_settings})
     checkpoints = QUICK_CHECKPOINTS if run.quick else CHECKPOINTS
     rounds = 1 if run.quick else 2
+    queries = QUERIES[:QUICK_QUERIES] if run.quick else QUERIES
     engine = engine_at(folder, settings, embedder=embedder)
     turns = exchanges(run.seed)
     store_times: list[float] = []
@@ -120,7 +122,7 @@ def measure_arm(run: Run, name: str, maintenance_writes: int, embedder: Any) -> 
                                   "tags": [speaker.lower()]})
             store_times.append(time.perf_counter() - started)
         window = store_times[-min(100, checkpoint):]
-        point = {"stores": checkpoint, "store": _ms(window), "search": _searches(engine, rounds), "disk": _disk(engine),
+        point = {"stores": checkpoint, "store": _ms(window), "search": _searches(engine, rounds, queries), "disk": _disk(engine),
                  "maintenance_runs": engine.maintenance.runs}
         points.append(point)
         print(f"writes/{name}: {checkpoint} stores, store p50 {point['store']['p50_ms']} ms, search p50 "
@@ -139,7 +141,7 @@ def measure_arm(run: Run, name: str, maintenance_writes: int, embedder: Any) -> 
     started = time.perf_counter()
     engine.writer.run(maintain, engine.store(), engine.settings.store.vector_index_min_rows)
     compact_seconds = time.perf_counter() - started
-    fresh = {"search": _searches(engine, rounds), "disk": _disk(engine), "compact_seconds": round(compact_seconds, 3)}
+    fresh = {"search": _searches(engine, rounds, queries), "disk": _disk(engine), "compact_seconds": round(compact_seconds, 3)}
     engine.close()  # (the schedule's figures stay readable)
     longest, total = engine.maintenance.step_seconds
     return {"maintenance_writes": maintenance_writes, "points": points, "once_quiet": quiet, "freshly_compacted": fresh,
@@ -162,7 +164,7 @@ def run_suite(run: Run, options: NoOptions) -> dict[str, Any]:
         "store p50, maintained": [p["store"]["p50_ms"] for p in maintained["points"]],
         "store p50, unmaintained": [p["store"]["p50_ms"] for p in unmaintained["points"]],
     }, "stores", "ms")
-    return {"queries": len(QUERIES), "rounds": 1 if run.quick else 2,
+    return {"queries": QUICK_QUERIES if run.quick else len(QUERIES), "rounds": 1 if run.quick else 2,
             "arms": {"maintained": maintained, "unmaintained": unmaintained},
             "search_ratio_to_fresh": round(ratio, 2)}
 
