@@ -16,11 +16,11 @@ bash scripts/setup-env.sh test
 bin=.venv/bin; [ -d .venv/Scripts ] && bin=.venv/Scripts
 "$bin/python" -m ruff check core mcp app tests benchmark standins installers scripts
 if [ -n "$fast" ]; then
-  exec "$bin/python" -m pytest -n "${ENGRAM_TEST_WORKERS:-2}" --dist loadfile -m "not slow and not large_model and not vulkan" "$@"
+  exec "$bin/python" -m pytest -n "${ENGRAM_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder -m "not slow and not large_model and not vulkan" "$@"
 fi
 bash scripts/typecheck.sh
 if [ "${ENGRAM_TEST_VULKAN:-}" = 1 ]; then
   bash scripts/vulkan-build.sh
-  exec "$bin/python" -m pytest -n "${ENGRAM_TEST_WORKERS:-2}" --dist loadfile -m "not large_model" "$@"
+  exec "$bin/python" -m pytest -n "${ENGRAM_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder -m "not large_model" "$@"
 fi
-exec "$bin/python" -m pytest -n "${ENGRAM_TEST_WORKERS:-2}" --dist loadfile "$@"
+exec "$bin/python" -m pytest -n "${ENGRAM_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"

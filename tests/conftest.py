@@ -244,8 +244,9 @@ def make_desktop(qapp: Any, paths: Paths, environ: dict[str, str], real_embedder
 
 # ------------------------------------------------------------------ scheduling
 
-#: The files that take longest, started first: with `--dist loadfile` a worker takes whole files in collection
-#: order, so a long file collected last would end the run on one worker while the other waits.
+#: The files that take longest, started first: with `--dist loadfile --no-loadscope-reorder` (scripts/test.sh) a
+#: worker takes whole files in collection order, so a long file collected last would end the run on one worker
+#: while the other waits (xdist's own order, by number of tests, put the one-test bundle build last).
 LONGEST_FIRST = ("test_bundle.py", "test_benchmark.py", "test_shared_workspaces.py", "test_reliability.py",
                  "test_mcp_processes.py", "test_fuzz.py", "test_terminal.py", "test_desktop.py",
                  "test_model_downloads.py", "test_inspector.py", "test_recall_model.py", "test_cli_service.py")

@@ -27,6 +27,24 @@ def test_rrf_scores_are_weighted_reciprocal_ranks() -> None:
     assert fused[0].ranks == {"semantic": 2, "lexical": 1}
 
 
+def test_rrf_credits_a_chunk_with_another_channels_best_chunk_of_the_same_file() -> None:
+    from engram.core.retrieval.fusion import SAME_FILE_SHARE
+
+    rankings = {"semantic": ["a1", "x", "y"], "lexical": ["b1", "a2", "y"], "graph": ["a3"]}
+    files = {"a1": "/a.md", "a2": "/a.md", "a3": "/a.md", "b1": "/b.md", "x": "/x.md", "y": "/y.md"}
+    w = {"semantic": 1.0, "lexical": 1.0, "graph": 0.1}
+    scores = {f.id: f.score for f in fuse(rankings, w, k=60, sources=files)}
+    # a1 (semantic 1st) also gets a share of lexical's best chunk of a.md (a2, 2nd); a2 the same of a1's rank 1.
+    assert scores["a1"] == pytest.approx(1 / 61 + SAME_FILE_SHARE / 62)
+    assert scores["a2"] == pytest.approx(1 / 62 + SAME_FILE_SHARE / 61)
+    # A chunk only the graph found gets both primary channels' shares; a file one channel alone found gets none.
+    assert scores["a3"] == pytest.approx(0.1 / 61 + SAME_FILE_SHARE * (1 / 61 + 1 / 62))
+    assert scores["b1"] == pytest.approx(1 / 61) and scores["x"] == pytest.approx(1 / 62)
+    assert scores["y"] == pytest.approx(1 / 63 + 1 / 63), "found by both: nothing more"
+    plain = {f.id: f.score for f in fuse(rankings, w, k=60)}
+    assert plain["a1"] == pytest.approx(1 / 61), "without sources (notes, exchanges), plain RRF"
+
+
 def test_convex_fusion_weighs_each_channels_scores_scaled_to_its_own_range() -> None:
     fused = fuse_scores({"semantic": [("a", 0.9), ("b", 0.7), ("c", 0.5)], "lexical": [("b", 12.0), ("d", 4.0)],
                          "graph": [("e", 3.0), ("c", 1.0)]},

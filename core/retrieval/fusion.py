@@ -7,7 +7,12 @@ shares of their sum; the graph's weight is on the same scale, so at 0.1 with the
 a tenth of what a channel's best candidate does, as in RRF. Measured on LoCoMo and SciFact's training claims
 (benchmark/RESULTS.md), scores carry what ranks lose: how far ahead the best candidate of a channel is.
 
-**RRF**: score(d) = Σ_c w_c / (k + rank_c(d)), kept as ``search.fusion = "rrf"``.
+**RRF**: score(d) = Σ_c w_c / (k + rank_c(d)), kept as ``search.fusion = "rrf"`` (and ``auto``'s choice for files
+and notes). Chunks of one file share its subject, so a primary channel that did not find a file's chunk but found
+another chunk of the same file adds ``SAME_FILE_SHARE`` of what that chunk's rank gives (``sources`` names each
+chunk's file): the two channels often reach one file through different chunks, and without it a file one channel
+ranks 6th is pushed out by chunks both rank 20th. Measured on the Django and pytest lookups (benchmark/RESULTS.md):
+it is what keeps hybrid at or above each channel alone.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from dataclasses import dataclass
 
 #: Channels whose weights set the scale of the convex fusion (the graph is weighed on their scale).
 _PRIMARY = ("semantic", "lexical")
+#: What a primary channel gives a chunk for its best-ranked other chunk of the same file, as a share of that rank's
+#: RRF score (0.15–0.5 measured; 0.25 best on the Django lookups, no loss on the others).
+SAME_FILE_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -30,13 +38,17 @@ class Fused:
         return tuple(self.ranks)
 
 
-def fuse(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int) -> list[Fused]:
-    """Fuse per-channel rankings: score(d) = Σ_c w_c / (k + rank_c(d)), best first.
+def fuse(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int,
+         sources: Mapping[str, str] | None = None) -> list[Fused]:
+    """Fuse per-channel rankings: score(d) = Σ_c w_c / (k + rank_c(d)), best first; with ``sources`` (a chunk's
+    file, for chunks of files only), a primary channel that missed d but ranked another chunk of d's file adds
+    ``SAME_FILE_SHARE`` · w_c / (k + that chunk's rank) (see the module docstring).
 
     Ties break by the best single rank, then by id, so the order is deterministic.
     """
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
+    best_of_file: dict[str, dict[str, int]] = {}
     for channel, ids in rankings.items():
         w = weights.get(channel, 1.0)
         for rank, doc in enumerate(ids, start=1):
@@ -44,6 +56,17 @@ def fuse(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], k:
                 continue
             ranks[doc][channel] = rank
             scores[doc] = scores.get(doc, 0.0) + w / (k + rank)
+            if sources and doc in sources:
+                best_of_file.setdefault(channel, {}).setdefault(sources[doc], rank)
+    if sources:
+        for doc in scores:
+            source = sources.get(doc)
+            if source is None:
+                continue
+            for channel in _PRIMARY:
+                other = best_of_file.get(channel, {}).get(source)
+                if other is not None and channel not in ranks[doc]:
+                    scores[doc] += SAME_FILE_SHARE * weights.get(channel, 1.0) / (k + other)
     return _ordered(scores, ranks)
 
 

@@ -160,13 +160,13 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     scored = _candidates(store, query, semantic, where, params, depth, rows, warnings,
                          with_vectors=deep and params.feedback)
     convex = _by_scores(params, scored, rows)
-    fused = _fuse(scored, params, convex)
+    fused = _fuse(scored, params, convex, rows)
     if convex and params.feedback and semantic is not None and "semantic" in scored and fused:
         try:
             moved = _moved_towards(store, semantic, [f.id for f in fused[:FEEDBACK_DOCS]], rows)
             if moved is not None:
                 scored["semantic"] = _nearest(store, moved, where, depth, params.exact, rows)
-                fused = _fuse(scored, params, convex)
+                fused = _fuse(scored, params, convex, rows)
         except WHOLE_WORKSPACE:
             raise
         except EngramError as exc:  # the first semantic ranking stands
@@ -183,7 +183,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
                                                        ["id"], limit=len(unseen))} if unseen else set()
                 linked = [(i, s) for i, s in linked if i in rows or i in allowed]
             scored["graph"] = linked[: depth]
-            fused = _fuse(scored, params, convex)
+            fused = _fuse(scored, params, convex, rows)
         except WHOLE_WORKSPACE:
             raise
         except EngramError as exc:
@@ -277,11 +277,14 @@ def _by_scores(params: SearchParams, scored: dict[str, list[tuple[str, float]]],
     return bool(kinds) and sum(k == "exchange" for k in kinds) >= CONVEX_EXCHANGE_SHARE * len(kinds)
 
 
-def _fuse(scored: dict[str, list[tuple[str, float]]], params: SearchParams, convex: bool) -> list[Fused]:
+def _fuse(scored: dict[str, list[tuple[str, float]]], params: SearchParams, convex: bool,
+          rows: dict[str, dict[str, Any]]) -> list[Fused]:
     if convex:
         return fuse_scores(scored, params.weights)
-    return fuse({c: [i for i, _ in items[: params.k_per_channel]] for c, items in scored.items()}, params.weights,
-                params.rrf_k)
+    rankings = {c: [i for i, _ in items[: params.k_per_channel]] for c, items in scored.items()}
+    files = {i: str(rows[i]["source"]) for ids in rankings.values() for i in ids
+             if i in rows and rows[i].get("kind") == "chunk" and rows[i].get("source")}
+    return fuse(rankings, params.weights, params.rrf_k, files)
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:
