@@ -159,9 +159,9 @@ def run_suite(run: Run, options: LookupsOptions) -> dict[str, Any]:
             total = time.perf_counter() - started
             fresh = {"files": report.files_indexed, "chunks": report.chunks_written, "seconds": round(total, 1),
                      "chunks_per_s": round(report.chunks_written / total, 2),
-                     "embedding_s": round(model.seconds, 1), "texts_embedded": model.texts,
-                     "writes_s": round(writes["seconds"], 1),
-                     "other_s": round(total - model.seconds - writes["seconds"], 1)}
+                     "embedding_s": round(model.seconds, 3), "texts_embedded": model.texts,
+                     "writes_s": round(writes["seconds"], 3),
+                     "other_s": round(total - model.seconds - writes["seconds"], 3)}
             print(f"ingest: {fresh}", flush=True)
             store = engine.store()
             rows = store.scan(store.memories, None, ["title", "content", "source"])
