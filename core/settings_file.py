@@ -250,10 +250,16 @@ def _place(document: tomlkit.TOMLDocument, key: str, value: Any) -> None:
         return
     table = _table_with_keys(parent, path[-1])
     if table is not None:
-        keys = [k for k, item in table.value.body if k is not None and not isinstance(item, (Table, AoT))]
+        body = table.value.body
+        last = max(i for i, (k, item) in enumerate(body) if k is not None and not isinstance(item, (Table, AoT)))
         # After the table's last key: what trails it (blank lines, a comment) introduces the next table,
-        # and tomlkit's ``add`` would append after that, so insert after the last key instead.
-        table.value._insert_after(keys[-1], name, value)
+        # and tomlkit's ``add`` would append after that, so insert after the last key instead. (tomlkit has no
+        # public insert; ``_insert_at`` is the one private call, present from 0.12 to 0.15.3 at least, and
+        # ``_insert_after`` went away in 0.15.3.)
+        if last + 1 < len(body):
+            table.value._insert_at(last + 1, name, value)
+        else:
+            table.append(name, value)
         return
     node[name] = value
 
