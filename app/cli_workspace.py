@@ -9,7 +9,7 @@ from typing import Any
 
 from engram.core import Engine
 from engram.core.store.bucket_access import BucketCredentials
-from engram.core.store.location import BucketLocation
+from engram.core.store.location import BucketLocation, http_caution
 from engram.core.workspaces import WorkspacePlace
 
 from .terminal import for_stream
@@ -71,6 +71,8 @@ def run(args: argparse.Namespace, engine: Engine) -> int:
                   if place.memories else "it is empty")
         print(for_stream(f"shared workspace {args.name}: {location.describe()}; {joined}; {how}.", sys.stdout))
         print(f"Use it with --workspace {args.name} (tools: \"workspace\": \"{args.name}\").")
+        if caution := http_caution(location):
+            print(for_stream(f"Note: {caution}", sys.stderr), file=sys.stderr)
         return 0
     if action == "remove":
         location = engine.remove_shared_workspace(args.name)

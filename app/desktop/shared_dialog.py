@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from engram.core import EngramError
 from engram.core.store.bucket_access import BucketCredentials
-from engram.core.store.location import BucketLocation
+from engram.core.store.location import BucketLocation, http_caution
 from engram.core.workspaces import WorkspacePlace
 
 if TYPE_CHECKING:
@@ -101,7 +101,8 @@ class SharedWorkspaceDialog(QDialog):
             return
         credentials = BucketCredentials(key_id, secret) if key_id else None
         self.add_button.setEnabled(False)
-        self.message.setText(f"Contacting {location.describe()}…")
+        caution = http_caution(location)
+        self.message.setText(f"Contacting {location.describe()}…" + (f"\n{caution}" if caution else ""))
         self._jobs.submit("task", f"Add shared workspace {name}",
                           lambda report: self._add(name, location, credentials), on_done=self._answered)
 

@@ -157,7 +157,7 @@ def storage_options(location: BucketLocation, credentials: BucketCredentials, *,
         options["aws_session_token"] = credentials.session_token
     if location.endpoint:
         options["endpoint"] = location.endpoint
-        options["allow_http"] = str(location.endpoint.startswith("http://")).lower()
+        options["allow_http"] = str(location.endpoint.lower().startswith("http://")).lower()
         # S3-compatible stores other than AWS mostly serve buckets by path (http://host/bucket/key).
         options["virtual_hosted_style_request"] = "false"
     return options

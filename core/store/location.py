@@ -59,14 +59,15 @@ class BucketLocation:
             InvalidArgument: one of them is not of a form Engram accepts (the message says which forms are).
         """
         text = uri.strip()
+        _refuse_credentials(text, "bucket location", "s3://acme-team-memory/engram/backend")
         parts = urlsplit(text)
         if parts.scheme != "s3" or not parts.netloc or parts.query or parts.fragment:
             raise InvalidArgument(f"'{uri}' is not a bucket location. {_URI_HELP}")
         bucket = parts.netloc
-        if not _BUCKET.match(bucket) or ".." in bucket:
+        if not _BUCKET.fullmatch(bucket) or ".." in bucket:
             raise InvalidArgument(f"'{bucket}' is not a valid bucket name. {_URI_HELP}")
         folders = [p for p in parts.path.split("/") if p]
-        if any(not _PREFIX_PART.match(p) or p in (".", "..") for p in folders):
+        if any(not _PREFIX_PART.fullmatch(p) or p in (".", "..") for p in folders):
             raise InvalidArgument(f"'{parts.path}' is not a usable prefix. {_URI_HELP}")
         return cls(bucket, "/".join(folders), _endpoint(endpoint), _region(region))
 
@@ -75,22 +76,51 @@ def _endpoint(endpoint: str | None) -> str | None:
     if endpoint is None or not endpoint.strip():
         return None
     text = endpoint.strip().rstrip("/")
+    _refuse_credentials(text, "endpoint", "https://minio.example.com:9000")
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query or parts.fragment:
         raise InvalidArgument(f"'{endpoint}' is not an endpoint URL: use http(s)://HOST[:PORT] of the S3-compatible "
                               "store, e.g. https://minio.example.com:9000 (leave it out for AWS S3).")
     try:
-        parts.port  # noqa: B018 (a port out of range raises here)
+        port = parts.port
     except ValueError:
-        raise InvalidArgument(f"'{endpoint}' has an invalid port: use 1–65535.") from None
-    return text
+        port = 0
+    if port == 0 or (port is None and parts.netloc.endswith(":")):
+        raise InvalidArgument(f"'{endpoint}' has an invalid port: use 1–65535.")
+    # The scheme in lowercase: bucket access tells http from https by it (``HTTP://`` is http).
+    return parts.scheme + text[len(parts.scheme):]
+
+
+def http_caution(location: BucketLocation) -> str:
+    """A sentence for a location whose endpoint is plain ``http://`` to another computer ("" otherwise): requests
+    are signed, so the secret key never crosses, but every memory and the access key ID do, unencrypted."""
+    if not location.endpoint or not location.endpoint.startswith("http://"):
+        return ""
+    host = (urlsplit(location.endpoint).hostname or "").lower()
+    if host in ("localhost", "::1") or host.startswith("127."):
+        return ""
+    return (f"{location.endpoint} is plain http: every memory of this workspace crosses the network unencrypted. "
+            "Use https:// unless the store is on a network you trust.")
+
+
+def _refuse_credentials(text: str, what: str, example: str) -> None:
+    """Refuse a URL with a user or key before its host, in a message that does not repeat them (an endpoint or a
+    bucket location has no other use for "@")."""
+    if "@" in text:  # anywhere: a secret may hold "/" or "#", which would end the host part early
+        scheme, found, _ = text.partition("://")
+        shown = f"{scheme if found else ''}{found}…@{text.rsplit('@', 1)[1]}"
+        raise InvalidArgument(f"The {what} ({shown}) carries a user name or key before '@'. Engram takes no "
+                              "credentials in a URL, where they would be saved and shown: give it without them "
+                              f"(e.g. {example}) and the access key with `engram workspace add --access-key-id` "
+                              "(the keyring) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in Engram's "
+                              "environment.")
 
 
 def _region(region: str | None) -> str | None:
     if region is None or not region.strip():
         return None
     text = region.strip()
-    if not _REGION.match(text):
+    if not _REGION.fullmatch(text):
         raise InvalidArgument(f"'{region}' is not a region name: use lowercase letters, digits and dashes, "
                               "e.g. eu-west-1.")
     return text
