@@ -35,6 +35,8 @@ logger = logging.getLogger(__name__)
 
 DIRECT_PATH = "/engram/v1/call"
 _MAX_BODY = 4_000_000  # ingest_content accepts 2,000,000 characters (up to 4 bytes each would be more: JSON escapes)
+#: No tool's arguments nest deeper than a few levels; validating a deeper value would recurse once per level.
+_MAX_DEPTH = 32
 
 
 def error_document(exc: EngramError) -> dict[str, Any]:
@@ -57,11 +59,12 @@ class DirectCalls:
         body = await _read_body(receive)
         try:
             request = json.loads(body) if body is not None else None
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past Python's stack, long before 4 MB
             request = None
-        if not isinstance(request, dict) or not (isinstance(request.get("tool"), str) or "pack" in request):
+        if not isinstance(request, dict) or not (isinstance(request.get("tool"), str) or "pack" in request) \
+                or _depth(request) > _MAX_DEPTH:
             exc = InvalidArgument('Send {"tool": NAME, "arguments": {...}} or {"pack": {...}, "workspace": NAME} '
-                                  "as JSON (at most 4 MB).")
+                                  f"as JSON (at most 4 MB, nested at most {_MAX_DEPTH} levels).")
             await _send_json(send, 400, error_document(exc))
             return
         await send({"type": "http.response.start", "status": 200,
@@ -125,6 +128,21 @@ def _offer(events: MemoryObjectSendStream[dict[str, Any]], line: dict[str, Any])
         events.send_nowait(line)
     except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass
+
+
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in ``value`` (1 for a flat object), counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if deepest > _MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 async def _read_body(receive: Any) -> bytes | None:
