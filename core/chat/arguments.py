@@ -4,8 +4,9 @@ Models write arguments loosely: qwen-xml gives every value as raw text, and JSON
 numbers or lists. ``type_arguments`` reads each value as the schema's type says: a string given for a
 number, integer, boolean, null, array or object is read as JSON; a value the schema types as a string is
 kept verbatim, however it looks (multi-line text and text that happens to be JSON included). It checks the
-names, the types and ``enum``; lengths, ranges and patterns are the tool's own validation to check (the
-catalog's ``validate_call``), which also fills defaults.
+names, the types, ``enum`` and a number's ``minimum`` and ``maximum`` (chat's own ``conversation_history`` has
+no other validation); lengths and patterns are the tool's own validation to check (the catalog's
+``validate_call``), which also fills defaults.
 
 The schemas are those pydantic emits for the tools' call models: an object with ``properties``,
 ``required``, ``anyOf`` with ``{"type": "null"}`` for optional values, ``enum``, ``items`` and local
@@ -15,6 +16,7 @@ The schemas are those pydantic emits for the tools' call models: an object with 
 from __future__ import annotations
 
 import json
+import reprlib
 from typing import Any
 
 from ..errors import InvalidArgument
@@ -162,10 +164,12 @@ class _Typing:
             return value
         actual = _JSON_TYPES.get(type(value))
         if kind == "integer" and isinstance(value, float) and value.is_integer():
-            return int(value)
+            value, actual = int(value), "integer"
         if kind == "number" and actual == "integer":
-            return value
+            actual = "number"
         if actual != kind:
+            return self.refuse(given, node, where)
+        if kind in ("integer", "number") and not _in_range(value, node):
             return self.refuse(given, node, where)
         if kind == "array" and "items" in node:
             typed = [self.value(item, node["items"], f"{where}[{i}]") for i, item in enumerate(value)]
@@ -223,6 +227,11 @@ class _Typing:
         return "any JSON value"
 
 
+def _in_range(value: float, node: dict[str, Any]) -> bool:
+    low, high = node.get("minimum"), node.get("maximum")
+    return (not isinstance(low, int | float) or value >= low) and (not isinstance(high, int | float) or value <= high)
+
+
 def _read_json(text: str) -> Any:
     """``text`` read as one JSON value, or ``_INVALID``."""
     try:
@@ -249,6 +258,9 @@ def _same(value: Any, allowed: Any) -> bool:
 
 
 def _shown(value: Any) -> str:
-    """A given value as the model wrote it (JSON), at most 80 characters."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    """A given value as the model wrote it (JSON), at most 80 characters, however deeply it nests."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError):  # nested past the stack; an int too long to write
+        text = reprlib.repr(value)
     return text if len(text) <= 80 else text[:77] + "..."

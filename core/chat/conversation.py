@@ -90,7 +90,7 @@ class ConversationStore:
         self.folder = folder
 
     def _path(self, conversation_id: str) -> Path:
-        if not _ID.match(conversation_id):
+        if not _ID.fullmatch(conversation_id):
             raise InvalidArgument(f"'{conversation_id}' is not a conversation name: use lowercase letters, digits "
                                   "and dashes, 1–40 long, starting with a letter or digit.")
         return self.folder / f"{conversation_id}.json"

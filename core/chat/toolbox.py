@@ -94,6 +94,8 @@ class ChatToolbox:
         self.conversation = conversation
         self.max_chars = max_chars
         self.schemas = tool_schemas()
+        #: The tools whose results ``max_chars`` sizes (``status`` and ``graph_scope`` take no such argument).
+        self.sized = frozenset(name for name in CHAT_READS if "max_chars" in input_schema(name)["properties"])
 
     def run(self, call: ToolCall) -> ToolOutcome:
         """Run ``call``; any refusal or failure is the outcome's text, with ``error`` set. A result that lists
@@ -116,10 +118,15 @@ class ChatToolbox:
                 return ToolOutcome(self._history(**arguments))
             if call.name == "search":
                 return self._search(arguments)
-            text, _ = self.runner(call.name, {**arguments, "max_chars": self.max_chars})
+            text, _ = self.runner(call.name, self._sized(call.name, arguments))
         except EngramError as exc:
             return ToolOutcome(f"Error: {exc.message}", error=True)
+        if len(text) > self.max_chars:  # a tool that takes no max_chars: cut here, saying so
+            text = text[:self.max_chars] + f"\n— cut at {self.max_chars:,} characters."
         return ToolOutcome(text, evidence_ids(text))
+
+    def _sized(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {**arguments, "max_chars": self.max_chars} if name in self.sized else arguments
 
     def _search(self, arguments: dict[str, Any]) -> ToolOutcome:
         text, result = self.runner("search", {**arguments, "max_chars": self.max_chars})

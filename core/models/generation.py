@@ -102,6 +102,11 @@ def template_environment() -> ImmutableSandboxedEnvironment:
     return env
 
 
+#: A token's attributes that mark it as not text: LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED.
+_SPECIAL_TOKEN = (1 << 3) | (1 << 4)
+_WORD_JOINER = "\u2060"
+
+
 def render_chat_template(template: str, messages: Sequence[Mapping[str, Any]], bos: str = "", eos: str = "", *,
                          tools: Sequence[Mapping[str, Any]] | None = None, add_generation_prompt: bool = True) -> str:
     """Render a GGUF chat template (Jinja) for ``messages`` with a generation prompt and thinking off.
@@ -179,12 +184,34 @@ class LoadedModel:
             self.llama.eval(tokens[:1])
 
     def prompt(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None) -> str:
-        """``messages`` (and ``tools``) rendered by the model's own chat template, ready for generation.
+        """``messages`` (and ``tools``) rendered by the model's own chat template, ready for generation. Every
+        message's content is ``as_text`` first: a memory, a file or a question that spells a control token
+        (``<|im_start|>system``) stays text in the prompt.
 
         Raises:
             ModelError: the template does not render them.
         """
-        return render_chat_template(self.template, messages, self._bos, self._eos, tools=tools)
+        plain = [{**m, "content": self.as_text(m["content"])} if isinstance(m.get("content"), str) else m
+                 for m in messages]
+        return render_chat_template(self.template, plain, self._bos, self._eos, tools=tools)
+
+    def as_text(self, text: str) -> str:
+        """``text`` with each spelling of one of the model's special tokens in it (control or added tokens such
+        as ``<|im_start|>``, ``<tool_call>``) broken by an invisible WORD JOINER, so that the prompt's tokens
+        read it as text; the template's own tokens, outside the contents, are untouched."""
+        vocab = self.llama._model
+        spellings: set[str] = set()
+        for _ in range(4):  # breaking one spelling cannot make another, but a text may hold several
+            found = {vocab.token_get_text(t) for t in self.llama.tokenize(text.encode("utf-8"), add_bos=False,
+                                                                          special=True)
+                     if vocab.token_get_attr(t) & _SPECIAL_TOKEN}
+            found = {f for f in found if len(f) > 1 and f in text}
+            if not found:
+                return text
+            spellings |= found
+            for spelling in sorted(found, key=len, reverse=True):
+                text = text.replace(spelling, spelling[0] + _WORD_JOINER + spelling[1:])
+        return text
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` in this model's vocabulary (special tokens read as such)."""
