@@ -144,7 +144,7 @@ def resolve_model(spec: str, roles: tuple[str, ...] = ("helper",)) -> ModelEntry
         path = Path(spec).expanduser().resolve()
         return ModelEntry(id=f"custom:{path.as_posix()}", name=path.name, roles=roles, file=path.name,
                           local_path=str(path))
-    if m := _HUB_FILE.match(spec):
+    if m := _HUB_FILE.fullmatch(spec):
         return ModelEntry(id=f"custom:{spec}", name=m.group(3), roles=roles, file=m.group(3).rsplit("/", 1)[-1],
                           repository=f"{m.group(1)}/{m.group(2)}", revision="main")
     raise ModelError(f"'{spec}' names no model. Give a manifest id ({', '.join(entries)}), a .gguf path on this "

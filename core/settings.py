@@ -21,7 +21,7 @@ _WORKSPACE_RE = re.compile(WORKSPACE_PATTERN)
 
 def is_workspace_name(name: str) -> bool:
     """True when ``name`` is a valid workspace name (lowercase letters, digits and dashes, 1–40)."""
-    return bool(_WORKSPACE_RE.match(name))
+    return bool(_WORKSPACE_RE.fullmatch(name))
 
 
 class _Group(BaseModel):
@@ -275,7 +275,21 @@ class DesktopSettings(_Group):
         if not words or not any("{file}" in w for w in words[1:]):
             raise ValueError("use auto, system, or a command that names the file as {file} (and the line as "
                              "{line}), e.g. code --goto {file}:{line}")
+        if runner := next((w for w in words if _runs_script(w)), None):
+            raise ValueError(f"the command runs {runner}, which would read the file's name as code (a file named "
+                             "$(…).md would run); name the editor itself, e.g. code --goto {file}:{line}")
         return value
+
+
+#: Programs that run text as code: a shell, or an interpreter that takes a script on its command line.
+_SCRIPT_RUNNERS = re.compile(r"(?:sh|bash|dash|zsh|ksh|mksh|ash|yash|fish|csh|tcsh|nu|ssh|busybox|cmd|powershell|pwsh|env|xargs|osascript|python[\d.]*|perl[\d.]*|"
+                             r"ruby[\d.]*|node|nodejs|php[\d.]*|lua[\d.]*|tclsh|wish)(?:\.exe)?", re.I)
+
+
+def _runs_script(word: str) -> bool:
+    """Whether ``word`` names a shell or an interpreter (``/bin/sh``, ``bash``, ``python3``, ``cmd.exe``)."""
+    name = word.replace("\\", "/").rsplit("/", 1)[-1]
+    return bool(_SCRIPT_RUNNERS.fullmatch(name))
 
 
 class Settings(BaseModel):

@@ -9,7 +9,8 @@ an editor that can, following ``desktop.open_with``:
 - ``system``: always the default app (no line).
 - a command of the person's own, with ``{file}`` and optionally ``{line}``: ``"code --goto {file}:{line}"``,
   ``"emacsclient -n +{line} {file}"``. It is split like a shell line but run without a shell; the file's path
-  is one argument however it is spelled.
+  is one argument however it is spelled. A shell or an interpreter with a script (``sh -c '… {file}'``) is
+  refused when the setting is written (``settings.DesktopSettings``): the file's name would be read as code.
 
 ``open_at_line`` starts the editor detached (Qt's ``QProcess.startDetached``: it neither waits for it nor
 keeps it as a child) and returns a sentence saying what it opened, or why it could not.
@@ -17,6 +18,7 @@ keeps it as a child) and returns a sentence saying what it opened, or why it cou
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from collections.abc import Callable, Sequence
@@ -89,4 +91,11 @@ def open_at_line(file: str, line: int, choice: str, connected: Sequence[str] = (
 
 
 def _fill(word: str, file: str, line: int) -> str:
-    return word.replace("{file}", file).replace("{line}", str(line))
+    """``word`` with ``{file}`` and ``{line}`` put in, in one pass: a file named ``a{line}b.md`` stays that
+    name. A relative file that begins with ``-`` goes as ``./-…``, so that no editor reads it as an option."""
+    if file.startswith("-"):
+        file = "./" + file
+    return _PLACEHOLDER.sub(lambda m: file if m.group(1) == "file" else str(line), word)
+
+
+_PLACEHOLDER = re.compile(r"\{(file|line)\}")
