@@ -10,6 +10,7 @@ runs against the real LanceDB folder. ``ENGRAM_FUZZ_SEED`` / ``ENGRAM_FUZZ_CALLS
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import reprlib
@@ -487,3 +488,152 @@ def test_every_tool_answers_any_arguments_with_a_result_or_an_engram_error(
         pytest.fail(f"seed {SEED} (ENGRAM_FUZZ_SEED={SEED} replays it): {len(run.failures)} failures; the first "
                     f"of each kind:\n{run.report()}", pytrace=False)
     assert run.counts["valid"] >= CALLS * 0.02, f"seed {SEED}: too few calls ran for real: {run.counts}"
+
+
+# ------------------------------------------------------------------ the service's HTTP endpoints
+
+HTTP_REQUESTS = int(os.environ.get("ENGRAM_FUZZ_HTTP", "400"))
+
+
+def _nested(rng: random.Random) -> bytes:
+    depth = rng.choice([2, 31, 33, 200, 985, 990, 5000, 200_000])
+    opener, closer = rng.choice([("[", "]"), ('{"a":', "}")])
+    inner = opener * depth + "1" + closer * depth
+    return ('{"tool": "search", "arguments": {"query": "x", "tags": ' + inner + "}}").encode()
+
+
+def _http_request(rng: random.Random, gen: ArgumentGenerator, token: str) -> tuple[str, str, dict[str, str], bytes]:
+    """(method, path, headers, body) of one request a careless or hostile local program might send."""
+    path = rng.choice(["/engram/v1/call"] * 5 + ["/mcp"] * 2 + ["/health", "/health?challenge=" + "A" * 40,
+                       "/health?challenge=x&challenge=y", "/nope", "/engram/v1/call/../call", "/%00"])
+    method = rng.choice(["POST"] * 6 + ["GET", "PUT", "DELETE", "OPTIONS"])
+    headers = {"host": "127.0.0.1", "authorization": f"Bearer {token}", "content-type": "application/json",
+               "accept": "application/json, text/event-stream"}
+    twist = rng.random()
+    if twist < 0.05:
+        headers["authorization"] = rng.choice(["", "Bearer", f"bearer {token}", "Bearer " + "x" * 9000])
+    elif twist < 0.10:
+        headers["host"] = rng.choice(["evil.example", "127.0.0.1:1@evil", "[::1", "x" * 5000])
+    elif twist < 0.15:
+        headers["origin"] = rng.choice(["http://evil.example", "null", "http://127.0.0.1.evil"])
+    elif twist < 0.20:
+        headers["x-filler"] = "y" * rng.choice([100, 8000, 60_000])
+    elif twist < 0.25:
+        headers["content-type"] = rng.choice(["text/plain", "application/x-www-form-urlencoded", ""])
+    kind = rng.random()
+    if kind < 0.15:
+        body = _nested(rng)
+    elif kind < 0.22:
+        body = b'{"tool": "store", "arguments": {"content": "' + b"x" * rng.choice([3_999_000, 4_100_000]) + b'"}}'
+    elif kind < 0.30:
+        body = rng.choice([b"", b"{", b"null", b"[]", b'"tool"', b"\xff\xfe{}", b'{"tool": 1}', b'{"pack": 3}',
+                           b'{"tool": "status", "arguments": []}', b'{"pack": {"plan": "x"}, "workspace": "\\n"}'])
+    elif kind < 0.40:
+        body = json.dumps({"jsonrpc": "2.0", "id": rng.randint(0, 9), "method": rng.choice(
+            ["initialize", "tools/list", "tools/call", "nope"]), "params": {"name": rng.choice(sorted(TOOLS)),
+                                                                           "arguments": {"query": "x"}}}).encode()
+    else:
+        tool = rng.choice(sorted(TOOLS))
+        arguments = gen.mutate(tool, gen.valid_arguments(tool)) if rng.random() < 0.5 else gen.valid_arguments(tool)
+        if tool in ("ingest_path", "forget", "kg_delete"):  # the engine fuzzer covers what these change
+            tool, arguments = "search", {"query": "deploy"}
+        body = json.dumps({"tool": tool, "arguments": arguments}, default=str).encode()
+    return method, path, headers, body
+
+
+@pytest.mark.slow
+def test_the_http_endpoints_answer_any_request_without_a_server_error(paths: Paths, tmp_path: Path) -> None:
+    """``/engram/v1/call``, ``/mcp`` and ``/health`` of a real service on loopback, sent nesting past Python's
+    stack, bodies around the 4 MB limit, broken JSON and UTF-8, odd and huge headers and fuzzed tool calls: every
+    answer is a refusal or a result (never a 5xx, never "Internal error"), and the service answers on."""
+    import threading
+
+    import httpx
+
+    from engram.mcp.service import Service
+    from engram.mcp.service_files import read_token
+
+    corpus = _corpus(tmp_path)
+    settings = Settings.model_validate({"service": {"port": 0}, "store": {"maintenance_writes": 0}})
+    rng = random.Random(SEED)
+    with Engine(paths, settings, embedder=HashingEmbedder()) as engine:
+        known, _ = _seed_workspace(engine, corpus)
+        gen = ArgumentGenerator(rng, known)
+        service = Service(paths, settings, engine=engine, handle_signals=False)
+        info = service.open()
+        serving = threading.Thread(target=service.run, daemon=True)
+        serving.start()
+        token = read_token(paths.data_dir) or ""
+        problems: list[str] = []
+        statuses: dict[int, int] = {}
+        try:
+            with httpx.Client(base_url=info.base_url, trust_env=False, timeout=60.0) as http:
+                for index in range(HTTP_REQUESTS):
+                    method, path, headers, body = _http_request(rng, gen, token)
+                    try:
+                        reply = http.request(method, path, headers=headers, content=body)
+                    except httpx.HTTPError as exc:  # a refused header may end the connection: never the service
+                        problems.append(f"#{index} {method} {path}: {type(exc).__name__} {exc}")
+                        continue
+                    statuses[reply.status_code] = statuses.get(reply.status_code, 0) + 1
+                    text = reply.text
+                    if reply.status_code >= 500 or "Internal error" in text or "Traceback" in text:
+                        problems.append(f"#{index} {method} {path} {body[:120]!r}: {reply.status_code} {text[:300]}")
+                health = http.get("/health", params={"challenge": "B" * 30})
+                assert health.status_code == 200, "the service answers on"
+                status = http.post("/engram/v1/call", headers={"authorization": f"Bearer {token}"},
+                                   json={"tool": "status", "arguments": {}})
+                assert status.status_code == 200 and '"output"' in status.text.splitlines()[-1]
+        finally:
+            service.stop()
+            serving.join(30)
+    print(f"http fuzz seed {SEED}: {HTTP_REQUESTS} requests, statuses {dict(sorted(statuses.items()))}")
+    assert not problems, f"seed {SEED}: {len(problems)} problems; the first:\n" + "\n".join(problems[:10])
+    assert statuses.get(200, 0) >= HTTP_REQUESTS * 0.2 and statuses.get(400, 0) > 0, statuses
+
+
+# ------------------------------------------------------------------ chat's toolbox
+
+
+def test_every_tool_chat_can_reach_succeeds_on_valid_arguments_and_refuses_the_rest_as_text(
+        paths: Paths, tmp_path: Path) -> None:
+    """Each of chat's tools, called with the arguments its own schema (the one the model sees) allows, answers
+    without an error; fuzzed arguments come back as an error outcome, never as an exception."""
+    from engram.core.chat.toolbox import ChatToolbox, tool_schemas
+    from engram.core.chat.toolcalls import ToolCall
+
+    corpus = _corpus(tmp_path)
+    rng = random.Random(SEED)
+    with Engine(paths, Settings(), embedder=HashingEmbedder()) as engine:
+        known, _ = _seed_workspace(engine, corpus)
+        gen = ArgumentGenerator(rng, known)
+        conversation = engine.conversations().new("fuzz")
+        conversation.add("user", "How do we deploy?", turn=1)
+        toolbox = ChatToolbox(lambda t, a: (lambda o: (o.text, o.result))(engine.call(t, a)), conversation,
+                              max_chars=2000)
+        schemas = tool_schemas()
+        failed: list[str] = []
+        for name, schema in schemas.items():
+            required = schema.get("required", [])
+            if name == "conversation_history":
+                valid = [{"number": 1}, {"query": "deploy"}, {"number": 1, "offset": 3}]
+            else:
+                hidden = ("workspace", "max_chars")
+                valid = [{k: v for k, v in gen.valid_arguments(name).items() if k not in hidden}
+                         for _ in range(12)]
+                valid = [v for v in valid if all(r in v for r in required)] + ([{}] if not required else [])
+            for arguments in valid:
+                outcome = toolbox.run(ToolCall(name, arguments, ""))
+                if outcome.error and "No memory" not in outcome.text and "not found" not in outcome.text.lower():
+                    failed.append(f"{name} {arguments}: {outcome.text[:200]}")
+        for _ in range(300):
+            name = rng.choice(sorted(schemas))
+            base = {"number": 1} if name == "conversation_history" else gen.valid_arguments(name)
+            arguments = gen.mutate(name, base) if name in TOOLS else {**base, rng.choice(["number", "offset",
+                                                                                          "query"]): gen.odd_value(
+                "offset", {"type": "integer"})}
+            try:
+                toolbox.run(ToolCall(name, arguments, ""))
+            except Exception as exc:  # the finding this test exists for
+                failed.append(f"{name} {reprlib.repr(arguments)} raised {type(exc).__name__}: {exc}")
+    assert not failed, f"seed {SEED}: " + "\n".join(failed[:10])
