@@ -37,18 +37,34 @@ def command_line(envelope: dict[str, Any]) -> str:
         value, default = given.get(f.name), getattr(defaults, f.name)
         default = [str(v) for v in default] if isinstance(default, list) else (
             str(default) if isinstance(default, Path) else default)
-        if value is None or value == default:
+        if value is None or _shown(value) == _shown(default):
             continue
         for one in value if isinstance(value, list) else [value]:
-            shown = str(one)
-            if isinstance(one, str) and one.startswith(str(ROOT.parent) + "/"):
-                shown = one[len(str(ROOT.parent)) + 1:]
-            words += [f"--{f.name.replace('_', '-')}", shown]
+            words += [f"--{f.name.replace('_', '-')}", str(_shown(one))]
     if envelope.get("quick"):
         words.append("--quick")
     if envelope.get("seed") not in (None, 7):
         words += ["--seed", str(envelope["seed"])]
     return " ".join(words)
+
+
+def _shown(value: Any) -> Any:
+    """An option as the command line shows it: a file of this repository's ``benchmark/`` folder relative to the
+    repository, wherever the checkout that recorded it was (``/work/main/benchmark/x.json`` and a fresh clone's
+    ``/tmp/…/benchmark/x.json`` are both ``benchmark/x.json``), a data file of ``shared/data`` as
+    ``../shared/data/NAME``; anything else as recorded."""
+    if isinstance(value, list):
+        return [_shown(v) for v in value]
+    if not isinstance(value, str) or not value.startswith("/"):
+        return value
+    parts = Path(value).parts
+    if "benchmark" in parts:
+        tail = parts[len(parts) - parts[::-1].index("benchmark"):]
+        if tail and ROOT.joinpath(*tail).exists():
+            return "/".join(("benchmark", *tail))
+    if len(parts) > 3 and parts[-3:-1] == ("shared", "data"):  # the data files beside the checkout
+        return "../shared/data/" + parts[-1]
+    return value
 
 
 def provenance(folder: str, envelope: dict[str, Any]) -> str:

@@ -12,7 +12,6 @@ WHOLLY_SLOW = {
     "test_benchmark.py": "runs every benchmark suite",
     "test_bundle.py": "builds the installer bundle",
     "test_cli_service.py": "a real service process",
-    "test_fuzz.py": "thousands of calls",
     "test_inspector.py": "the MCP Inspector from npm against real processes",
     "test_mcp_processes.py": "real launcher and service processes",
     "test_reliability.py": "kills, load and a network guard on real processes",
