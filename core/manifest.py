@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import ModelError
+from .urls import CREDENTIALS_REFUSED, has_credentials, mask_credentials
 
 Pinning = Literal["hash", "revision", "none"]
 
@@ -139,6 +140,8 @@ def resolve_model(spec: str, roles: tuple[str, ...] = ("helper",)) -> ModelEntry
         return entries[spec]
     name = spec.rsplit("/", 1)[-1]
     if spec.startswith(("https://", "http://")):
+        if has_credentials(spec):
+            raise ModelError(f"The model link {mask_credentials(spec)} {CREDENTIALS_REFUSED}.")
         return ModelEntry(id=f"custom:{spec}", name=name, roles=roles, file=name, url=spec)
     if spec.lower().endswith(".gguf") and (Path(spec).expanduser().is_absolute() or Path(spec).expanduser().exists()):
         path = Path(spec).expanduser().resolve()

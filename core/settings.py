@@ -15,6 +15,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .urls import CREDENTIALS_REFUSED, has_credentials
+
 WORKSPACE_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
 _WORKSPACE_RE = re.compile(WORKSPACE_PATTERN)
 
@@ -87,6 +89,8 @@ class ModelSettings(_Group):
                             description="The larger chat model, offered on computers with 32 GB of memory or more.")
     hub_url: str = Field("https://huggingface.co", min_length=1, description="Model hub to download pinned models from.")
 
+    _no_credentials = field_validator("hub_url")(classmethod(lambda cls, value: _without_credentials(value)))
+
 
 class TaggerLocalSettings(_Group):
     about: ClassVar[str] = "The helper model when it runs on this computer (tagger.llm_provider = local)"
@@ -110,6 +114,7 @@ class TaggerSettings(_Group):
         "local", description="Where the helper model runs: local (llama.cpp here), ollama, vllm, openai, anthropic.")
     llm_concurrency: int = Field(1, ge=1, le=16, description="Memories classified together in one batch.")
     base_url: str = Field("", description="URL of the ollama/vLLM/OpenAI-compatible server (empty: its default).")
+    _no_credentials = field_validator("base_url")(classmethod(lambda cls, value: _without_credentials(value)))
     remote_model: str = Field("", description="The model's name at a provider other than local.")
     local: TaggerLocalSettings = Field(default_factory=TaggerLocalSettings)
 
@@ -222,6 +227,7 @@ class ChatSettings(_Group):
                               "receive what research reads, with secrets redacted)."))
     base_url: str = Field("", description="URL of the ollama/vLLM/OpenAI-compatible server for chat (empty: its "
                                           "default).")
+    _no_credentials = field_validator("base_url")(classmethod(lambda cls, value: _without_credentials(value)))
     remote_model: str = Field("", description="The chat model's name at a provider other than local.")
     local_model: str = Field("qwen3.5-4b", min_length=1, description=(
         "The chat model on this computer: a manifest id (qwen3.5-4b is shared with the helper when file, context "
@@ -279,6 +285,12 @@ class DesktopSettings(_Group):
             raise ValueError(f"the command runs {runner}, which would read the file's name as code (a file named "
                              "$(…).md would run); name the editor itself, e.g. code --goto {file}:{line}")
         return value
+
+
+def _without_credentials(value: str) -> str:
+    if has_credentials(value):
+        raise ValueError(f"the URL {CREDENTIALS_REFUSED}")
+    return value
 
 
 #: Programs that run text as code: a shell, or an interpreter that takes a script on its command line.

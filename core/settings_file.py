@@ -26,6 +26,7 @@ from tomlkit.items import AoT, InlineTable, Null, Table, Whitespace
 from .errors import SettingsError
 from .fileio import atomic_write_bytes
 from .settings import GROUPS, Settings, accepted_values, is_group_field, setting_keys, split_key
+from .urls import mask_credentials
 
 Origin = Literal["default", "file", "env"]
 ENV_PREFIX = "ENGRAM_"
@@ -164,8 +165,9 @@ def _validate(data: Tree, where: dict[str, str]) -> Settings:
         key = next((".".join(loc[:n]) for n in range(len(loc), 0, -1) if ".".join(loc[:n]) in keys), ".".join(loc))
         source = where.get(key, "")
         accepts = accepted_values(key) if key in keys else "see `engram config list`"
-        raise SettingsError(f"Setting '{key}'{source} got {err.get('input')!r}: {err['msg']}. It accepts {accepts}.") \
-            from None
+        given = err.get("input")
+        shown = repr(mask_credentials(given)) if isinstance(given, str) else repr(given)
+        raise SettingsError(f"Setting '{key}'{source} got {shown}: {err['msg']}. It accepts {accepts}.") from None
 
 
 def load_settings(settings_file: Path, environ: Mapping[str, str]) -> LoadedSettings:

@@ -620,6 +620,7 @@ async def test_slow_keyring_and_editor_files_never_stall_the_qt_loop_or_an_edito
     # ... saves an API key and refreshes Editors ...
     page.key_provider.setCurrentText("openai")
     page.key_input.setText("sk-test-secret")
+    clicked = clock.elapsed()  # the keyring's 2 s start at the click, a moment before ``asked``
     page.key_store.click()
     desktop.window.editors.refresh()
     asked = clock.elapsed()
@@ -637,7 +638,7 @@ async def test_slow_keyring_and_editor_files_never_stall_the_qt_loop_or_an_edito
     heartbeat.stop()
     assert ring.items[("engram", "openai")] == "sk-test-secret"
     assert desktop.editors.states["cursor"].state in ("exists", "installed")
-    assert stored.result() - asked >= 2000, "the key was stored after the keyring's wait"
+    assert stored.result() - clicked >= 2000, "the key was stored after the keyring's wait"
     assert max(gaps) < 250 + 20, f"the Qt loop stalled {max(gaps)} ms (gaps {sorted(gaps)[-5:]})"
     print(f"Qt loop: longest gap {max(gaps)} ms over {len(gaps)} beats; search answered after "
           f"{answered - asked} ms while the keyring and an editor file took 2 s each")

@@ -277,3 +277,30 @@ def test_every_health_probe_sends_a_fresh_unguessable_challenge(recorder: tuple[
     assert verdicts == {"wrong"}, "a reply without the proof is never trusted"
     assert len(seen) == 200 and len(set(seen)) == 200
     assert all(re.fullmatch(CHALLENGE_PATTERN, c) and len(c) == 32 for c in seen)
+
+
+# ------------------------------------------------------------------ credentials in any URL
+
+
+@pytest.mark.parametrize("key", ["model.hub_url", "tagger.base_url", "chat.base_url"])
+def test_a_settings_url_with_credentials_is_refused_without_repeating_them(tmp_path: Path, key: str) -> None:
+    from engram.core.errors import SettingsError
+    from engram.core.settings_file import set_value
+
+    settings_file = tmp_path / "settings.toml"
+    with pytest.raises(SettingsError) as refused:
+        set_value(settings_file, key, f"https://KEYID:{SECRET}@models.example.com")
+    assert "carries a user name or key" in refused.value.message
+    assert SECRET not in refused.value.message and "KEYID" not in refused.value.message
+    assert not settings_file.exists() or SECRET not in settings_file.read_text()
+    set_value(settings_file, key, "https://models.example.com")  # without them it is taken
+
+
+def test_a_model_link_with_credentials_is_refused_without_repeating_them() -> None:
+    from engram.core.errors import ModelError
+    from engram.core.manifest import resolve_model
+
+    with pytest.raises(ModelError) as refused:
+        resolve_model(f"https://hf_user:{SECRET}@huggingface.co/o/r/resolve/main/m.gguf")
+    assert "carries a user name or key" in refused.value.message and SECRET not in refused.value.message
+    assert resolve_model("https://huggingface.co/o/r/resolve/main/m.gguf").url is not None
