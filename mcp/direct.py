@@ -28,8 +28,10 @@ import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectSendStream
 
 from engram.core import Engine, EngramError
-from engram.core.errors import InvalidArgument, SettingsError
+from engram.core.errors import InvalidArgument
 from engram.core.events import EngineEvent, IngestProgressed
+
+from .error_codec import encode
 
 logger = logging.getLogger(__name__)
 
@@ -40,9 +42,8 @@ _MAX_DEPTH = 32
 
 
 def error_document(exc: EngramError) -> dict[str, Any]:
-    """How a refusal or failure travels to the CLI (``refused``: bad input, exit status 2)."""
-    return {"error": {"type": type(exc).__name__, "title": exc.title, "message": exc.message,
-                      "refused": isinstance(exc, (InvalidArgument, SettingsError))}}
+    """How a refusal or failure travels to the CLI (``refused``: bad input, exit status 2; see ``error_codec``)."""
+    return encode(exc)
 
 
 class DirectCalls:

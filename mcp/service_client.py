@@ -17,10 +17,10 @@ from typing import Any
 import httpx
 
 from engram.core import EngramError, Paths
-from engram.core import errors as engine_errors
 from engram.core.events import IngestProgress
 
 from .direct import DIRECT_PATH
+from .error_codec import decode
 from .handshake import HEALTH_PATH, Proof, judge, mismatch
 from .service_files import ServiceInfo, lock_held, new_challenge, read_info, read_token
 
@@ -144,7 +144,4 @@ class ServiceClient:
 
 def _engine_error(error: dict[str, Any]) -> EngramError:
     """The service's refusal as the engine's own exception class (so the CLI reacts by type, as in process)."""
-    cls = getattr(engine_errors, str(error.get("type", "")), None)
-    if not (isinstance(cls, type) and issubclass(cls, EngramError)):
-        cls = engine_errors.InvalidArgument if error.get("refused") else EngramError
-    return cls(str(error.get("message", "")), title=str(error.get("title") or cls.title))
+    return decode(error)

@@ -138,3 +138,18 @@ def test_the_check_catches_two_classes_of_one_name(tmp_path: Path) -> None:
         spec.loader.exec_module(modules[-1])
     assert "second.py: ServiceUnavailable has the name of a class in first.py" in violations(
         modules, errors.__doc__ or "", tmp_path)
+
+
+def test_every_error_below_the_app_crosses_the_service_as_its_own_class() -> None:
+    """What the CLI's endpoint sends for each class is decoded back to that class, title and message (before, only
+    the classes of core/errors.py crossed: ``BucketUnreachable`` or ``DiskFull`` arrived as a plain EngramError)."""
+    from engram.mcp.error_codec import decode, encode, error_classes
+
+    defined = {cls for module, cls in defined_errors(engram_modules())
+               if issubclass(cls, EngramError) and not module.__name__.startswith("engram.app")}
+    assert set(error_classes().values()) == defined | {EngramError}, "the codec knows every class of the tree"
+    for cls in sorted(defined | {EngramError}, key=lambda c: c.__name__):
+        back = decode(encode(cls("What went wrong, and what to do.", title="A title"))["error"])
+        assert type(back) is cls and back.message == "What went wrong, and what to do." and back.title == "A title"
+    assert type(decode({"type": "NoSuchError", "message": "m", "refused": True})).__name__ == "InvalidArgument"
+    assert type(decode({"type": "ValueError", "message": "m"})) is EngramError, "only the tree's classes are made"
