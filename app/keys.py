@@ -6,6 +6,8 @@ whose message says what is missing, so both can show it as it is.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from engram.core import EngramError
 from engram.core.models.providers import KEYRING_SERVICE
 
@@ -16,7 +18,8 @@ class KeyringUnavailable(EngramError):
     title = "Keyring unavailable"
 
 
-def _keyring():  # type: ignore[no-untyped-def]
+def _keyring() -> ModuleType:
+    """The keyring module, imported on first use (it looks for a backend when imported)."""
     import keyring
 
     return keyring

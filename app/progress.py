@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from engram.core.ingest.pipeline import IngestProgress
+from engram.core.events import IngestProgress
 
 
 class ProgressPrinter:

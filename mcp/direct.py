@@ -150,7 +150,7 @@ async def _read_body(receive: Any) -> bytes | None:
     body = b""
     while True:
         message = await receive()
-        body += message.get("body", b"")
+        body += bytes(message.get("body", b""))
         if len(body) > _MAX_BODY:
             return None
         if not message.get("more_body"):

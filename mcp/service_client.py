@@ -106,7 +106,8 @@ class ServiceClient:
 
     def context_pack(self, request: dict[str, Any], workspace: str = "") -> dict[str, Any]:
         """A context pack from the service (see ``Engine.context_pack``), as JSON."""
-        return self._post({"pack": request, "workspace": workspace}, None)["pack"]
+        pack: dict[str, Any] = self._post({"pack": request, "workspace": workspace}, None)["pack"]
+        return pack
 
     def _post(self, body: dict[str, Any], progress: Callable[[IngestProgress], None] | None) -> dict[str, Any]:
         try:
@@ -116,7 +117,7 @@ class ServiceClient:
                 for raw in reply.iter_lines():
                     if not raw.strip():
                         continue
-                    line = json.loads(raw)
+                    line: dict[str, Any] = json.loads(raw)
                     if "progress" in line:
                         if progress is not None:
                             progress(IngestProgress(**line["progress"]))

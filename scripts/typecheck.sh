@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Type-checks Engram with mypy: strict on core/, the default checks on mcp/ and app/ (settings in pyproject.toml).
+# Type-checks Engram with mypy, strict on core/, mcp/ and app/ (settings in pyproject.toml).
 # mypy cannot follow the editable install's import hook, so it reads the packages through build/typecheck/engram/,
 # a folder of links to core/, mcp/, app/ and resources/.
 set -euo pipefail
@@ -11,5 +11,4 @@ tree=build/typecheck
 mkdir -p "$tree/engram"
 for part in core mcp app resources; do ln -sfn "$root/$part" "$tree/engram/$part"; done
 cd "$tree"
-"$python" -m mypy --config-file "$root/pyproject.toml" --strict -p engram.core
-"$python" -m mypy --config-file "$root/pyproject.toml" -p engram.mcp -p engram.app
+"$python" -m mypy --config-file "$root/pyproject.toml" --strict -p engram.core -p engram.mcp -p engram.app
