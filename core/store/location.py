@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from ..errors import InvalidArgument, WorkspaceError
 from ..fileio import atomic_write_bytes
+from ..urls import has_credentials, mask_credentials
 
 logger = logging.getLogger(__name__)
 
@@ -106,9 +107,8 @@ def http_caution(location: BucketLocation) -> str:
 def _refuse_credentials(text: str, what: str, example: str) -> None:
     """Refuse a URL with a user or key before its host, in a message that does not repeat them (an endpoint or a
     bucket location has no other use for "@")."""
-    if "@" in text:  # anywhere: a secret may hold "/" or "#", which would end the host part early
-        scheme, found, _ = text.partition("://")
-        shown = f"{scheme if found else ''}{found}…@{text.rsplit('@', 1)[1]}"
+    if has_credentials(text):  # any "@": a secret may hold "/" or "#", which would end the host part early
+        shown = mask_credentials(text) if "://" in text else f"…@{text.rsplit('@', 1)[1]}"
         raise InvalidArgument(f"The {what} ({shown}) carries a user name or key before '@'. Engram takes no "
                               "credentials in a URL, where they would be saved and shown: give it without them "
                               f"(e.g. {example}) and the access key with `engram workspace add --access-key-id` "
