@@ -43,7 +43,7 @@ this file have no module named; the others are defined beside the code that rais
     ├── AutostartError           the start-at-login entry cannot be written or removed (app/desktop/autostart.py)
     └── KeyringUnavailable       no usable OS keyring for API keys (app/keys.py)
 
-Outside the tree: ``NotOnWriter`` (core/store/workspace.py), an ``AssertionError`` that only a
+Outside the tree: ``NotOnWriter`` (core/store/writer.py), an ``AssertionError`` that only a
 programming error raises (a store write off the writer thread).
 """
 

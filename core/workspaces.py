@@ -29,8 +29,9 @@ from .store.bucket_access import (
     storage_options,
     store_credentials,
 )
+from .store.connection import BucketConnection
 from .store.location import LOCATION_FILE, BucketLocation, read_location, write_location
-from .store.opening import META_FILE, BucketConnection
+from .store.opening import META_FILE, open_workspace
 
 logger = logging.getLogger(__name__)
 
@@ -144,7 +145,7 @@ class Workspaces:
             bucket = BucketConnection(location, storage_options(location, access))
             consistency = cfg.shared_read_consistency_sec
         try:
-            return self._writer.run(lambda: WorkspaceStore.open(
+            return self._writer.run(lambda: open_workspace(
                 name, self._paths.workspace_dir(name), dimensions=dimensions, embed_model=model_id,
                 read_consistency=timedelta(seconds=consistency), create=create, bucket=bucket))
         except WorkspaceNotFound as exc:

@@ -19,7 +19,7 @@ LAYERS = ("core", "mcp", "app")
 
 #: Exception classes that are not errors a user meets, by module and name, with the reason.
 EXEMPT = {
-    "engram.core.store.workspace.NotOnWriter": "an AssertionError: only a programming error (a store write off the "
+    "engram.core.store.writer.NotOnWriter": "an AssertionError: only a programming error (a store write off the "
                                                "writer thread) raises it",
 }
 

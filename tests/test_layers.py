@@ -1,6 +1,7 @@
 """The layer rule: app → mcp → core, app → core. core imports no Qt, no MCP SDK, nothing above it; app
 reaches the store and the models only through the engine (no LanceDB, no llama.cpp); and core's packages
-import each other without a cycle (the tool catalog is the one module that joins tools and recall)."""
+import each other without a cycle (the tool catalog is the one module that joins tools and recall); and no module
+of core, mcp or app imports itself through others (a circle of modules), TYPE_CHECKING imports included."""
 
 from __future__ import annotations
 
@@ -167,3 +168,60 @@ def test_the_check_catches_a_forbidden_import(tmp_path: Path, monkeypatch: pytes
         "core/bad.py:2 imports mcp.server",
         "core/sub/worse.py:1 imports engram.app",
     ]
+
+
+def module_name(root: Path, path: Path) -> str:
+    """``core/store/workspace.py`` → ``engram.core.store.workspace``; a package's ``__init__`` is the package."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return "engram." + ".".join(parts)
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Which modules of core, mcp and app import which others: ``from .x import y`` names the module ``x``, or the
+    module ``x.y`` when ``y`` is one; imports under TYPE_CHECKING and inside functions count too."""
+    paths = {module_name(ROOT, p): p for layer in ("core", "mcp", "app") for p in sorted((ROOT / layer).rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        is_package = path.name == "__init__.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names if alias.name in paths}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".") if is_package else name.split(".")[:-1]
+                    base = base[: len(base) - (node.level - 1)]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                for alias in node.names:
+                    if f"{module}.{alias.name}" in paths:
+                        found.add(f"{module}.{alias.name}")
+                    elif module in paths:
+                        found.add(module)
+        found.discard(name)
+        graph[name] = found
+    return graph
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert cycles(module_graph()) == []
+
+
+def test_the_module_check_catches_a_circle_through_a_type_checking_import(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "app" / "desktop").mkdir(parents=True)
+    (tmp_path / "app" / "desktop" / "__init__.py").write_text("from .desktop import Desktop\n")
+    (tmp_path / "app" / "desktop" / "desktop.py").write_text("from .window import MainWindow\n")
+    (tmp_path / "app" / "desktop" / "window.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import desktop\n")
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "a.py").write_text("def f():\n    from engram.core import b\n")
+    (tmp_path / "core" / "b.py").write_text("from .a import f\n")
+    (tmp_path / "mcp").mkdir()
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    assert cycles(module_graph()) == [["engram.app.desktop.desktop", "engram.app.desktop.window"],
+                                      ["engram.core.a", "engram.core.b"]]

@@ -13,6 +13,7 @@ from engram.core import Engine, Paths, Settings
 from engram.core.ingest.records import note_row
 from engram.core.store import Writer
 from engram.core.store.maintenance import MaintenancePolicy, MaintenanceSchedule
+from engram.core.store.opening import open_workspace
 
 from .conftest import HashingEmbedder
 
@@ -151,10 +152,9 @@ def test_a_write_waits_for_one_maintenance_step_not_for_all_of_them() -> None:
 
 
 def test_once_writes_go_quiet_the_versions_a_burst_kept_are_removed(tmp_path: Path) -> None:
-    from engram.core.store import WorkspaceStore
 
     writer = Writer()
-    store = writer.run(lambda: WorkspaceStore.open("w", tmp_path / "w", dimensions=384, embed_model="m",
+    store = writer.run(lambda: open_workspace("w", tmp_path / "w", dimensions=384, embed_model="m",
                                                    read_consistency=timedelta(0), create=True))
     schedule = MaintenanceSchedule(writer, lambda: MaintenancePolicy(every_commits=8, idle_sec=1.5,
                                                                      keep_versions=timedelta(seconds=1)))

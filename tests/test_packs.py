@@ -13,7 +13,8 @@ from engram.core import Engine
 from engram.core.errors import InvalidArgument, StoreError
 from engram.core.recall.digests import refresh_digests
 from engram.core.recall.pack import ByteTokenizer, ModelTokenizer, covers, item_text
-from engram.core.store import WorkspaceStore, Writer
+from engram.core.store import Writer
+from engram.core.store.opening import open_workspace
 from engram.core.store.schema import SCHEMA_VERSION
 
 from .conftest import write_tree
@@ -155,7 +156,7 @@ def test_a_pack_request_is_validated(engine: Engine) -> None:
 def test_a_store_from_schema_1_gains_the_digests_table_and_keeps_its_data(tmp_path: Path) -> None:
     writer = Writer()
     folder = tmp_path / "w"
-    store = writer.run(lambda: WorkspaceStore.open("w", folder, dimensions=384, embed_model="m",
+    store = writer.run(lambda: open_workspace("w", folder, dimensions=384, embed_model="m",
                                                    read_consistency=timedelta(0), create=True))
     from datetime import datetime
 
@@ -170,7 +171,7 @@ def test_a_store_from_schema_1_gains_the_digests_table_and_keeps_its_data(tmp_pa
 
     lancedb.connect(folder / "lance").drop_table("digests")
     (folder / "workspace.json").write_text(json.dumps({"schema_version": 1, "dimensions": 384, "embed_model": "m"}))
-    reopened = writer.run(lambda: WorkspaceStore.open("w", folder, dimensions=384, embed_model="m",
+    reopened = writer.run(lambda: open_workspace("w", folder, dimensions=384, embed_model="m",
                                                       read_consistency=timedelta(0), create=False))
     assert json.loads((folder / "workspace.json").read_text())["schema_version"] == SCHEMA_VERSION
     assert reopened.count(reopened.digests) == 0

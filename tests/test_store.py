@@ -15,8 +15,9 @@ from engram.core import Engine, Settings
 from engram.core.errors import InvalidArgument, SchemaTooNew, WorkspaceError
 from engram.core.paths import Paths
 from engram.core.store import WorkspaceStore, Writer
+from engram.core.store.opening import open_workspace
 from engram.core.store.schema import SCHEMA_VERSION
-from engram.core.store.workspace import NotOnWriter
+from engram.core.store.writer import NotOnWriter
 
 from .conftest import HashingEmbedder
 
@@ -24,7 +25,7 @@ WRITER = Writer()
 
 
 def open_store(folder: Path, *, create: bool = True, dimensions: int = 384) -> WorkspaceStore:
-    return WRITER.run(lambda: WorkspaceStore.open("w", folder, dimensions=dimensions, embed_model="m",
+    return WRITER.run(lambda: open_workspace("w", folder, dimensions=dimensions, embed_model="m",
                                                   read_consistency=timedelta(0), create=create))
 
 
@@ -63,7 +64,7 @@ def test_writes_outside_the_writer_thread_are_refused(tmp_path: Path) -> None:
     with pytest.raises(NotOnWriter, match="writer thread"):
         store.delete_memories(["x"])
     with pytest.raises(NotOnWriter, match="writer thread"):
-        WorkspaceStore.open("x", tmp_path / "x", dimensions=384, embed_model="m", read_consistency=timedelta(0),
+        open_workspace("x", tmp_path / "x", dimensions=384, embed_model="m", read_consistency=timedelta(0),
                             create=True)
     assert not (tmp_path / "x").exists()
 

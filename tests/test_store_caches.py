@@ -14,6 +14,7 @@ from engram.core import Engine, Settings
 from engram.core.paths import Paths
 from engram.core.recall import digests
 from engram.core.store import WorkspaceStore, Writer
+from engram.core.store.opening import open_workspace
 from engram.core.tools import source_names
 from engram.core.tools.scope import Scope
 
@@ -42,7 +43,7 @@ def two_workspaces(paths: Paths, tmp_path: Path, fake_embedder: HashingEmbedder)
 
 
 def open_store(writer: Writer, folder: Path) -> WorkspaceStore:
-    return writer.run(lambda: WorkspaceStore.open(folder.name, folder, dimensions=384, embed_model="all-minilm-l6-v2",
+    return writer.run(lambda: open_workspace(folder.name, folder, dimensions=384, embed_model="all-minilm-l6-v2",
                                                   read_consistency=timedelta(0), create=False))
 
 

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
 
-from .workspace import WorkspaceStore, create_fts, require_writer
-from .writer import Writer, WriterClosed
+from .fts import create_fts
+from .workspace import WorkspaceStore
+from .writer import Writer, WriterClosed, require_writer
 
 logger = logging.getLogger(__name__)
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 
@@ -22,7 +21,8 @@ from ..errors import SchemaTooNew, WorkspaceError, WorkspaceNotFound
 from ..fileio import atomic_write_bytes
 from .bucket_errors import bucket_failure, unknown_failure
 from .commit_races import retrying_lost_races
-from .location import BucketLocation
+from .connection import BucketConnection
+from .fts import create_fts
 from .schema import (
     DIGESTS_SCHEMA,
     EDGES_SCHEMA,
@@ -32,9 +32,8 @@ from .schema import (
     SOURCES_SCHEMA,
     memories_schema,
 )
-
-if TYPE_CHECKING:
-    from .workspace import WorkspaceStore
+from .workspace import WorkspaceStore
+from .writer import require_writer
 
 logger = logging.getLogger(__name__)
 
@@ -44,25 +43,15 @@ META_TABLE = "workspace"
 _META_SCHEMA = pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string(), nullable=False)])
 
 
-@dataclass(frozen=True)
-class BucketConnection:
-    """Where a shared workspace's database is, and LanceDB's ``storage_options`` to reach it."""
-
-    location: BucketLocation
-    options: dict[str, str]
-
-    def __repr__(self) -> str:  # the options hold the secret key
-        return f"BucketConnection({self.location.uri!r})"
-
-
 def table_schemas(dimensions: int) -> dict[str, pa.Schema]:
     return {"memories": memories_schema(dimensions), "sources": SOURCES_SCHEMA, "facts": FACTS_SCHEMA,
             "edges": EDGES_SCHEMA, "digests": DIGESTS_SCHEMA}
 
 
-def open_workspace(cls: type[WorkspaceStore], name: str, folder: Path, *, dimensions: int, embed_model: str,
-                   read_consistency: timedelta, create: bool, bucket: BucketConnection | None) -> WorkspaceStore:
-    """Open (and with ``create``, first create) workspace ``name``: in ``folder``, or in ``bucket`` when shared.
+def open_workspace(name: str, folder: Path, *, dimensions: int, embed_model: str, read_consistency: timedelta,
+                   create: bool, bucket: BucketConnection | None = None) -> WorkspaceStore:
+    """Open (and with ``create``, first create) workspace ``name``: in ``folder``, or in ``bucket`` when shared
+    (``folder`` then holds only what stays on this machine).
 
     Raises:
         WorkspaceNotFound: it does not exist and ``create`` is false.
@@ -72,7 +61,7 @@ def open_workspace(cls: type[WorkspaceStore], name: str, folder: Path, *, dimens
         SchemaTooNew: it was written by a newer Engram.
     """
     if bucket is not None:
-        return _open_in_bucket(cls, name, folder, bucket, dimensions=dimensions, embed_model=embed_model,
+        return _open_in_bucket(name, folder, bucket, dimensions=dimensions, embed_model=embed_model,
                                read_consistency=read_consistency, create=create)
     import lancedb
 
@@ -81,7 +70,7 @@ def open_workspace(cls: type[WorkspaceStore], name: str, folder: Path, *, dimens
         if not create:
             raise WorkspaceNotFound(f"Workspace '{name}' does not exist yet; it is created by the first write "
                                     "(remember, ingest) into it.")
-        _require_writer()
+        require_writer()
         try:
             atomic_write_bytes(meta_path, json.dumps(_new_meta(dimensions, embed_model), indent=2).encode())
         except OSError as exc:
@@ -94,10 +83,10 @@ def open_workspace(cls: type[WorkspaceStore], name: str, folder: Path, *, dimens
         db = lancedb.connect(folder / "lance", read_consistency_interval=read_consistency)
         _create_missing_tables(db, dimensions)
         if meta["schema_version"] < SCHEMA_VERSION:
-            _require_writer()
+            require_writer()
             _migrate(db)
             atomic_write_bytes(meta_path, json.dumps({**meta, "schema_version": SCHEMA_VERSION}, indent=2).encode())
-        return cls(name, folder, db, dimensions)
+        return WorkspaceStore(name, folder, db, dimensions)
     except (OSError, ValueError, RuntimeError) as exc:
         logger.warning("opening workspace '%s' in %s failed: %s", name, folder, exc)
         raise WorkspaceError(f"Cannot open workspace '{name}': its database cannot be read (the details are in "
@@ -105,7 +94,7 @@ def open_workspace(cls: type[WorkspaceStore], name: str, folder: Path, *, dimens
                              "files are damaged, restore them from a backup or use another workspace.") from exc
 
 
-def _open_in_bucket(cls: type[WorkspaceStore], name: str, folder: Path, bucket: BucketConnection, *, dimensions: int,
+def _open_in_bucket(name: str, folder: Path, bucket: BucketConnection, *, dimensions: int,
                     embed_model: str, read_consistency: timedelta, create: bool) -> WorkspaceStore:
     import lancedb
 
@@ -125,7 +114,7 @@ def _open_in_bucket(cls: type[WorkspaceStore], name: str, folder: Path, bucket: 
             if not create:
                 raise WorkspaceNotFound(f"{location.uri} holds no Engram workspace yet; `engram workspace add` "
                                         "creates one there.")
-            _require_writer()
+            require_writer()
             writing = True
             rows = [{"key": k, "value": str(v)} for k, v in _new_meta(dimensions, embed_model).items()]
             # Two machines may create it at once: the first commit wins, the other opens what the first wrote.
@@ -136,7 +125,7 @@ def _open_in_bucket(cls: type[WorkspaceStore], name: str, folder: Path, bucket: 
         writing = True
         _create_missing_tables(db, dimensions)
         if meta["schema_version"] < SCHEMA_VERSION:
-            _require_writer()
+            require_writer()
             _migrate(db)
             db.open_table(META_TABLE).merge_insert("key").when_matched_update_all().when_not_matched_insert_all() \
                 .execute(pa.Table.from_pylist([{"key": "schema_version", "value": str(SCHEMA_VERSION)}],
@@ -146,7 +135,7 @@ def _open_in_bucket(cls: type[WorkspaceStore], name: str, folder: Path, bucket: 
     try:
         db = lancedb.connect(location.uri, storage_options=bucket.options, read_consistency_interval=read_consistency)
         retrying_lost_races(lambda: prepare(db), f"opening shared workspace '{name}'", also=_being_created)
-        return cls(name, folder, db, dimensions, location)
+        return WorkspaceStore(name, folder, db, dimensions, location)
     except (OSError, ValueError, RuntimeError) as exc:
         found = bucket_failure(exc, name, location, "opening", write=writing)
         (logger.info if found else logger.warning)("opening shared workspace '%s' at %s failed: %s", name,
@@ -167,9 +156,7 @@ def _create_missing_tables(db: Any, dimensions: int) -> None:
     missing = [t for t in schemas if t not in existing]
     if not missing:
         return
-    from .workspace import create_fts
-
-    _require_writer()
+    require_writer()
     for table in missing:
         db.create_table(table, schema=schemas[table], exist_ok=True)
     if "memories" in missing:
@@ -185,21 +172,13 @@ def _migrate(db: Any) -> None:
     memories = db.open_table("memories")
     if "search_text" in memories.schema.names:
         return
-    from .workspace import create_fts
-
-    _require_writer()
+    require_writer()
     memories.add_columns({"search_text": SEARCH_TEXT_SQL})
     create_fts(memories)
     for index in memories.list_indices():
         if index.index_type == "FTS" and list(index.columns) == ["content"]:
             memories.drop_index(index.name)
     logger.info("moved the full-text index of a workspace to title and content (schema 2 to 3)")
-
-
-def _require_writer() -> None:
-    from .workspace import require_writer
-
-    require_writer()
 
 
 def _new_meta(dimensions: int, embed_model: str) -> dict[str, Any]:

@@ -12,9 +12,8 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -23,31 +22,18 @@ from ..errors import EngramError, StoreError
 from . import filters as sql
 from .bucket_errors import BucketUnreachable, bucket_failure
 from .commit_races import retrying_lost_races
+from .fts import FTS_COLUMN
 from .location import BucketLocation
 from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SOURCE_PREFIX, SOURCES_SCHEMA, search_text
 from .timestamps import clamp_timestamps
-
-if TYPE_CHECKING:
-    from .opening import BucketConnection
+from .writer import require_writer
 
 logger = logging.getLogger(__name__)
 
-WRITER_THREAD = "engram-writer"
-_FTS_COLUMN = "search_text"
 #: How long a shared workspace found unreachable answers "unreachable" at once, before its storage is tried again.
 UNREACHABLE_HOLD_SEC = 5.0
 _IF_IT_KEEPS_FAILING = ("Try again; if it keeps failing, the workspace's files may be damaged: restore them from a "
                         "backup, or ingest into a new workspace.")
-
-
-class NotOnWriter(AssertionError):
-    """A programming error: a store write ran outside the engine's one writer thread."""
-
-
-def require_writer() -> None:
-    """Raise ``NotOnWriter`` unless called on the engine's writer thread."""
-    if threading.current_thread().name != WRITER_THREAD:
-        raise NotOnWriter("store writes must run on the writer thread (Engine.writer)")
 
 
 class WorkspaceStore:
@@ -82,16 +68,6 @@ class WorkspaceStore:
         self.settled_versions: dict[str, int] = {}
 
     # ----------------------------------------------------------------- opening
-
-    @classmethod
-    def open(cls, name: str, folder: Path, *, dimensions: int, embed_model: str, read_consistency: timedelta,
-             create: bool, bucket: BucketConnection | None = None) -> WorkspaceStore:
-        """Open (and with ``create``, first create) the workspace kept in ``folder``, or in ``bucket`` when it is
-        shared (``folder`` then holds only what stays on this machine). See ``opening.open_workspace``."""
-        from .opening import open_workspace
-
-        return open_workspace(cls, name, folder, dimensions=dimensions, embed_model=embed_model,
-                              read_consistency=read_consistency, create=create, bucket=bucket)
 
     @property
     def where(self) -> str:
@@ -213,7 +189,7 @@ class WorkspaceStore:
         if not self.has_fts():
             raise StoreError(f"Workspace '{self.name}' has no full-text index; the next ingest rebuilds it.")
         def query() -> Any:
-            built = self.memories.search(text, query_type="fts", fts_columns=_FTS_COLUMN)
+            built = self.memories.search(text, query_type="fts", fts_columns=FTS_COLUMN)
             if where:
                 built = built.where(where, prefilter=True)
             return built.select([*columns, "_score"]).limit(k)
@@ -221,7 +197,7 @@ class WorkspaceStore:
         return self._rows(query)
 
     def has_fts(self) -> bool:
-        return any(_FTS_COLUMN in idx.columns and idx.index_type == "FTS" for idx in self.indices(self.memories))
+        return any(FTS_COLUMN in idx.columns and idx.index_type == "FTS" for idx in self.indices(self.memories))
 
     def indices(self, table: Any) -> list[Any]:
         self.reachable("listing indexes of")
@@ -401,10 +377,3 @@ class WorkspaceStore:
     def end_fact(self, fact_id: str, ended: Any) -> None:
         self._write("a fact", lambda: self.facts.update(where=f"id = {sql.quote(fact_id)}", values={"ended": ended}))
 
-
-def create_fts(table: Any) -> None:
-    """The full-text index on ``search_text`` (title and content; BM25, stemmed, stop words out, accents folded)."""
-    from lancedb.index import FTS
-
-    table.create_index(_FTS_COLUMN, config=FTS(with_position=False, stem=True, remove_stop_words=True,
-                                               ascii_folding=True), replace=True)

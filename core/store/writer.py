@@ -8,9 +8,21 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from ..errors import StoreError
-from .workspace import WRITER_THREAD
 
 T = TypeVar("T")
+
+#: The name of the one writer thread (the store checks it before every write).
+WRITER_THREAD = "engram-writer"
+
+
+class NotOnWriter(AssertionError):
+    """A programming error: a store write ran outside the engine's one writer thread."""
+
+
+def require_writer() -> None:
+    """Raise ``NotOnWriter`` unless called on the engine's writer thread."""
+    if threading.current_thread().name != WRITER_THREAD:
+        raise NotOnWriter("store writes must run on the writer thread (Engine.writer)")
 
 
 class WriterClosed(StoreError):
