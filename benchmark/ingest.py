@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.core.ingest.records import embedding_text
+from engram.core.store import inspection
 
 from .common import Run, engine_at
 from .corpus import load
@@ -164,7 +165,7 @@ def run_suite(run: Run, options: LookupsOptions) -> dict[str, Any]:
                      "other_s": round(total - model.seconds - writes["seconds"], 3)}
             print(f"ingest: {fresh}", flush=True)
             store = engine.store()
-            rows = store.scan(store.memories, None, ["title", "content", "source"])
+            rows = inspection.rows(store, "memories", None, ["title", "content", "source"])
             texts = [embedding_text(r["title"], r["content"]) for r in rows]
             started = time.perf_counter()
             owner.embedder().embed(texts)
@@ -182,7 +183,7 @@ def run_suite(run: Run, options: LookupsOptions) -> dict[str, Any]:
             started = time.perf_counter()
             again = engine.call("ingest_path", args).result
             edit_s = time.perf_counter() - started
-            new_chunks = sum(1 for r in store.scan(store.memories, None, ["source"]) if r["source"] in set(changed))
+            new_chunks = sum(1 for r in inspection.rows(store, "memories", None, ["source"]) if r["source"] in set(changed))
             edit = {"files_changed": len(changed), "files_indexed": again.files_indexed,
                     "chunks_of_changed_files": new_chunks, "texts_embedded": model.texts - before,
                     "seconds": round(edit_s, 2),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from engram.core.retrieval.search import Filters, SearchParams, hybrid_search
+from engram.core.store import inspection
 
 from . import plots
 from .common import Run, engine_at
@@ -94,7 +95,7 @@ def run_suite(run: Run, options: QualityOptions) -> dict[str, Any]:
         ingest_s = time.perf_counter() - started
         chunks = engine.call("status").result.memories
         scope = engine.scope()
-        has_index = any("vector" in i.columns for i in scope.store.indices(scope.store.memories))
+        has_index = any("vector" in i.columns for i in inspection.indexes(scope.store, "memories"))
         embedder = engine.embedder()
         cfg = engine.settings.search
         results: dict[str, Any] = {}

@@ -35,6 +35,7 @@ import anyio
 
 from engram.core import Engine, Paths, Settings
 from engram.core.store import filters as sql
+from engram.core.store import inspection
 from standins.embedder import HashingEmbedder
 
 from .common import ROOT, Run, percentile
@@ -92,9 +93,9 @@ def kills_during_ingest(folder: Path, kills: int, files: int, seed: int) -> dict
     paths = Paths(folder / "data", folder / "config", folder / "logs")
     with Engine(paths, Settings(), embedder=HashingEmbedder()) as engine:
         store = engine.store()
-        memories = store.scan(store.memories, None, ["id", "source", "kind", "content"])
+        memories = inspection.rows(store, "memories", None, ["id", "source", "kind", "content"])
         ids = [m["id"] for m in memories]
-        sources = {r["source"]: r for r in store.scan(store.sources, None)}
+        sources = {r["source"]: r for r in inspection.rows(store, "sources", None)}
         expected = {(corpus / f"f{i:03d}.md").resolve().as_posix() for i in range(files)}
         not_current, wrong_chunks = [], []
         for source, row in sources.items():
@@ -105,7 +106,7 @@ def kills_during_ingest(folder: Path, kills: int, files: int, seed: int) -> dict
             if len(chunks) != row["chunk_count"] or not all(c["content"] in text for c in chunks):
                 wrong_chunks.append(source)
         kept = {m["id"] for m in memories if m["kind"] == "exchange"}
-        edges = store.scan(store.edges, sql.in_list("relation", ["part_of"]), ["id", "src"])
+        edges = inspection.rows(store, "edges", sql.in_list("relation", ["part_of"]), ["id", "src"])
     return {"kills": kills, "files": files, "seconds": round(seconds, 1),
             "kill_points": {p: kill_points.count(p) for p in KILL_POINTS},
             "memories": len(ids), "written_twice": len(ids) - len(set(ids)),
@@ -217,7 +218,7 @@ def two_machines_storing(folder: Path, endpoint: str, uri: str, notes: int) -> d
         with Engine(Paths(base / "data", base / "config", base / "logs"), Settings(), embedder=HashingEmbedder(),
                     environ=environ) as engine:
             store = engine.store("team")
-            seen = Counter(r["content"] for r in store.scan(store.memories, None, ["content"]))
+            seen = Counter(r["content"] for r in inspection.rows(store, "memories", None, ["content"]))
             hit = engine.call("search", {"query": f"beta machine remembers item {notes - 1}", "workspace": "team",
                                          "limit": 3}).result.hits
         views[tag] = {"notes": sum(seen.values()), "missing": sorted(expected - set(seen))[:20],

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from engram.core.store import inspection
 from engram.core.store.maintenance import maintain
 from engram.core.store.schema import EDGES_SCHEMA, ENTITY_PREFIX, SOURCE_PREFIX, SOURCES_SCHEMA
 
@@ -58,8 +59,8 @@ def ingest_throughput(run: Run, corpus: Corpus) -> dict[str, Any]:
 
 def _base_rows(engine: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     store = engine.store()
-    memories = store.memories.search().limit(None).to_arrow().to_pylist()
-    edges = store.scan(store.edges, None)
+    memories = inspection.table(store, "memories").search().limit(None).to_arrow().to_pylist()
+    edges = inspection.rows(store, "edges", None)
     return memories, edges
 
 
@@ -68,11 +69,11 @@ def build_store(run: Run, corpus_engine: Any, size: int) -> Path:
     folder = run.workspace(f"speed-scale-{size}")
     with engine_at(folder) as engine:
         store = engine.store()
-        if store.count(store.memories) == size:
+        if inspection.count(store, "memories") == size:
             # A cached store keeps the vector index an earlier run added; "without an index" must mean it.
-            for index in store.memories.list_indices():
+            for index in inspection.table(store, "memories").list_indices():
                 if "vector" in index.columns:
-                    engine.writer.run(store.memories.drop_index, index.name)
+                    engine.writer.run(inspection.table(store, "memories").drop_index, index.name)
             return folder
     shutil.rmtree(folder, ignore_errors=True)
     rng = random.Random(run.seed + size)
@@ -110,7 +111,7 @@ def build_store(run: Run, corpus_engine: Any, size: int) -> Path:
                           "origin": source})
     with engine_at(folder) as engine:
         store = engine.store()
-        schema = store.memories.schema
+        schema = inspection.table(store, "memories").schema
         for start in range(0, len(rows), 20_000):
             batch = rows[start:start + 20_000]
             engine.writer.run(store.append, "memories", store._table_from_rows(batch, schema))

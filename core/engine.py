@@ -206,7 +206,7 @@ class Engine:
                              credentials: BucketCredentials | None = None) -> WorkspacePlace:
         """Register (creating or joining) shared workspace ``name`` in a bucket; see ``Workspaces.add_shared``."""
         store = self.workspaces.add_shared(name, location, credentials)
-        return WorkspacePlace(name, location, location.describe(), True, store.count(store.memories))
+        return WorkspacePlace(name, location, location.describe(), True, store.count_memories())
 
     def remove_shared_workspace(self, name: str) -> BucketLocation:
         """Forget shared workspace ``name`` on this machine; its bucket keeps every memory. Raises ``WorkspaceNotFound``."""

@@ -234,7 +234,7 @@ class Workspaces:
                 continue
             try:
                 store = self.store(name, create=False)
-                out.append(WorkspacePlace(name, location, where, True, store.count(store.memories)))
+                out.append(WorkspacePlace(name, location, where, True, store.count_memories()))
             except EngramError as exc:
                 out.append(WorkspacePlace(name, location, where, False, None, exc.message))
         return out

@@ -28,6 +28,7 @@ from engram.core.errors import EngramError
 from engram.core.recall.models import RecallResult
 from engram.core.recall.plan import EVIDENCE_TOOLS
 from engram.core.settings import IngestSettings, StoreSettings
+from engram.core.store import inspection
 from engram.core.tools.results import SearchResult
 
 from .conftest import HashingEmbedder, write_tree
@@ -294,7 +295,7 @@ TABLES = ("memories", "sources", "facts", "edges", "digests")
 
 def _state(engine: Engine) -> State:
     """Each workspace's table versions: what a refused call must leave as it was (every commit adds a version)."""
-    return {name: tuple(getattr(engine.store(name), table).version for table in TABLES)
+    return {name: tuple(inspection.table(engine.store(name), table).version for table in TABLES)
             for name in engine.workspace_names()}
 
 
@@ -302,7 +303,7 @@ def _changed(engine: Engine, tool: str, before: State, after: State) -> bool:
     """Whether a refused call changed the stores. A write tool opens (creates) its workspace before its row
     function can refuse (``Engine.call``), so a new, empty workspace is the one trace a refused write may leave."""
     new = [name for name in after if name not in before]
-    empty = all(getattr(engine.store(name), table).count_rows() == 0 for name in new for table in TABLES)
+    empty = all(inspection.table(engine.store(name), table).count_rows() == 0 for name in new for table in TABLES)
     if tool in TOOLS and TOOLS[tool].write and empty:
         after = {name: versions for name, versions in after.items() if name not in new}
     return after != before

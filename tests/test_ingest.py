@@ -10,6 +10,7 @@ import pytest
 from engram.core import Engine
 from engram.core.errors import IngestError
 from engram.core.ingest.listing import source_key
+from engram.core.store import inspection
 from engram.core.store.schema import SOURCE_PREFIX
 
 from .conftest import HashingEmbedder, write_tree
@@ -53,16 +54,16 @@ def test_files_become_chunks_with_sources_and_edges(engine: Engine, project: Pat
     report = ingest(engine, project)
     assert (report.files_listed, report.files_indexed, report.files_unchanged) == (3, 3, 0)
     store = engine.store()
-    assert store.count(store.sources) == 3
-    assert store.count(store.memories) == report.chunks_written
+    assert inspection.count(store, "sources") == 3
+    assert inspection.count(store, "memories") == report.chunks_written
     doc = source_key((project / "docs/cache.txt").resolve())
-    chunks = sorted(store.scan(store.memories, f"source = '{doc}'"), key=lambda r: r["chunk_index"])
+    chunks = sorted(inspection.rows(store, "memories", f"source = '{doc}'"), key=lambda r: r["chunk_index"])
     assert [c["kind"] for c in chunks] == ["chunk"] * len(chunks)
-    relations = {(e["relation"]) for e in store.scan(store.edges, None)}
+    relations = {(e["relation"]) for e in inspection.rows(store, "edges", None)}
     assert relations == {"part_of", "mentions", "next"}
-    part_of = store.scan(store.edges, f"dst = '{SOURCE_PREFIX}{doc}'")
+    part_of = inspection.rows(store, "edges", f"dst = '{SOURCE_PREFIX}{doc}'")
     assert {e["src"] for e in part_of} == {c["id"] for c in chunks}
-    mentions = {e["dst"] for e in store.scan(store.edges, "relation = 'mentions'")}
+    mentions = {e["dst"] for e in inspection.rows(store, "edges", "relation = 'mentions'")}
     assert "e:updatecachemiddleware" in mentions and "e:cache_page" in mentions
 
 
@@ -85,7 +86,7 @@ def test_a_touched_but_identical_file_is_not_re_embedded(engine: Engine, project
     assert fake_embedder.texts_embedded == embedded
     store = engine.store()
     readme = source_key((project / "README.md").resolve())
-    assert store.scan(store.sources, f"source = '{readme}'")[0]["mtime"] == 1_000_000
+    assert inspection.rows(store, "sources", f"source = '{readme}'")[0]["mtime"] == 1_000_000
 
 
 def test_a_changed_file_has_its_chunks_replaced_and_only_it_is_embedded(
@@ -93,20 +94,20 @@ def test_a_changed_file_has_its_chunks_replaced_and_only_it_is_embedded(
     ingest(engine, project)
     store = engine.store()
     doc = source_key((project / "docs/cache.txt").resolve())
-    old_ids = {r["id"] for r in store.scan(store.memories, f"source = '{doc}'")}
-    other = {r["id"] for r in store.scan(store.memories, f"source != '{doc}'")}
+    old_ids = {r["id"] for r in inspection.rows(store, "memories", f"source = '{doc}'")}
+    other = {r["id"] for r in inspection.rows(store, "memories", f"source != '{doc}'")}
     before = fake_embedder.texts_embedded
     (project / "docs/cache.txt").write_text(DOC.replace("rendered pages", "whole rendered pages quickly"))
     report = ingest(engine, project)
     assert (report.files_indexed, report.files_unchanged) == (1, 2)
-    new_rows = store.scan(store.memories, f"source = '{doc}'")
+    new_rows = inspection.rows(store, "memories", f"source = '{doc}'")
     assert fake_embedder.texts_embedded - before == len(new_rows)
     assert any("quickly" in r["content"] for r in new_rows)
     new_ids = {r["id"] for r in new_rows}
     assert old_ids - new_ids, "the changed chunk must get a new id"
-    assert store.count(store.memories, " OR ".join(f"id = '{i}'" for i in old_ids - new_ids)) == 0
-    assert {r["id"] for r in store.scan(store.memories, f"source != '{doc}'")} == other
-    src = store.scan(store.sources, f"source = '{doc}'")[0]
+    assert inspection.count(store, "memories", " OR ".join(f"id = '{i}'" for i in old_ids - new_ids)) == 0
+    assert {r["id"] for r in inspection.rows(store, "memories", f"source != '{doc}'")} == other
+    src = inspection.rows(store, "sources", f"source = '{doc}'")[0]
     assert src["chunk_count"] == len(new_rows)
 
 
@@ -117,9 +118,9 @@ def test_deleted_files_are_forgotten_on_the_next_run(engine: Engine, project: Pa
     assert report.files_removed == 1
     store = engine.store()
     gone = source_key((project / "src/middleware.py").resolve())
-    assert store.count(store.memories, f"source = '{gone}'") == 0
-    assert store.count(store.sources, f"source = '{gone}'") == 0
-    assert store.count(store.edges, f"origin = '{gone}'") == 0
+    assert inspection.count(store, "memories", f"source = '{gone}'") == 0
+    assert inspection.count(store, "sources", f"source = '{gone}'") == 0
+    assert inspection.count(store, "edges", f"origin = '{gone}'") == 0
 
 
 def test_bad_files_are_skipped_and_counted_while_the_rest_is_ingested(engine: Engine, tmp_path: Path) -> None:
@@ -137,7 +138,7 @@ def test_ingesting_a_missing_path_is_refused_and_writes_nothing(engine: Engine, 
     with pytest.raises(IngestError, match="does not exist"):
         ingest(engine, tmp_path / "missing")
     store = engine.store()
-    assert store.count(store.memories) == 0
+    assert inspection.count(store, "memories") == 0
 
 
 def test_inline_content_is_chunked_and_replaced_by_title(engine: Engine) -> None:
@@ -145,7 +146,7 @@ def test_inline_content_is_chunked_and_replaced_by_title(engine: Engine) -> None
     assert first.chunks_written >= 1
     engine.call("ingest_content", {"content": "Completely different text.", "title": "cache notes", "project": "p"})
     store = engine.store()
-    rows = store.scan(store.memories, "source = 'content:cache notes'")
+    rows = inspection.rows(store, "memories", "source = 'content:cache notes'")
     assert [r["content"] for r in rows] == ["Completely different text."]
     assert rows[0]["kind"] == "content" and rows[0]["title"] == "cache notes"
 
@@ -175,7 +176,7 @@ def test_an_edit_in_a_long_file_re_embeds_only_the_chunks_it_changed(
     # The edited section's chunk (and at most its overlapping neighbours) is embedded again; the rest keep their vectors.
     assert 1 <= fake_embedder.texts_embedded - embedded <= 3
     store = engine.store()
-    rows = store.scan(store.memories, None, ["title", "content", "vector"])
+    rows = inspection.rows(store, "memories", None, ["title", "content", "vector"])
     assert len(rows) == second.chunks_written
     for row in rows:  # every stored vector is the one the model gives for the chunk's text as stored now
         expected = fake_embedder.embed([f"{row['title']}\n{row['content']}" if row["title"] else row["content"]])[0]

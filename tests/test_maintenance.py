@@ -11,7 +11,8 @@ import pytest
 
 from engram.core import Engine, Paths, Settings
 from engram.core.ingest.records import note_row
-from engram.core.store import Writer
+from engram.core.store import Writer, inspection
+from engram.core.store.derived import Derived
 from engram.core.store.maintenance import MaintenancePolicy, MaintenanceSchedule
 from engram.core.store.opening import open_workspace
 
@@ -23,7 +24,7 @@ def settings(**store: object) -> Settings:
 
 
 def fragments(engine: Engine, table: str = "memories") -> int:
-    return getattr(engine.store(), table).stats()["fragment_stats"]["num_fragments"]
+    return inspection.table(engine.store(), table).stats()["fragment_stats"]["num_fragments"]
 
 
 def store_notes(engine: Engine, n: int, start: int = 0) -> list[str]:
@@ -56,7 +57,7 @@ def test_single_writes_are_compacted_as_they_accumulate(make_engine: Callable[..
     assert engine.maintenance.runs >= 7
     assert fragments(engine) <= 5
     assert fragments(engine, "edges") <= 5
-    assert engine.store().count(engine.store().memories) == 60
+    assert inspection.count(engine.store(), "memories") == 60
     found = engine.call("search", {"query": "exchange number 59", "limit": 3}).result
     assert ids[59] in [h.id for h in found.hits]
 
@@ -91,7 +92,7 @@ def test_commits_left_by_an_earlier_process_count(paths: Paths) -> None:
         assert later.maintenance.wait_idle(30)
         assert later.maintenance.runs == 1
         assert fragments(later) == 1
-        assert later.store().count(later.store().memories) == 13
+        assert inspection.count(later.store(), "memories") == 13
 
 
 def test_closing_mid_maintenance_finishes_it_and_loses_nothing(paths: Paths) -> None:
@@ -99,7 +100,7 @@ def test_closing_mid_maintenance_finishes_it_and_loses_nothing(paths: Paths) -> 
     store_notes(engine, 2)  # two commits (these notes name no entities, so no edges): maintenance is queued last
     engine.close()
     with Engine(paths, settings(maintenance_writes=0), embedder=HashingEmbedder()) as again:
-        assert again.store().count(again.store().memories) == 2
+        assert inspection.count(again.store(), "memories") == 2
         assert fragments(again) == 1
 
 
@@ -109,15 +110,15 @@ class FakeStore:
     name = "fake"
 
     def __init__(self, log: list[str], gate: threading.Event, started: threading.Event) -> None:
-        self.pending_commits: int | None = 0
-        self.on_commit = None
+        self.derived = Derived()
+        self.derived.maintenance.pending_commits = 0
         self.log = log
         self.gate = gate
         self.started = started
 
     def plan(self, store: object, vector_index_min_rows: int, keep_versions: timedelta, *,
              settle: bool = False) -> list[Callable[[], None]]:
-        self.pending_commits = 0
+        self.derived.maintenance.pending_commits = 0
 
         def first() -> None:
             self.log.append("step 1")
@@ -134,7 +135,7 @@ def test_a_write_waits_for_one_maintenance_step_not_for_all_of_them() -> None:
     store = FakeStore(log, gate, started)
     schedule = MaintenanceSchedule(writer, lambda: MaintenancePolicy(every_commits=1, idle_sec=3600), plan=store.plan)
     try:
-        store.pending_commits = 1
+        store.derived.maintenance.pending_commits = 1
         writer.run(schedule.committed, store)
         assert started.wait(10)
         write = writer.submit(lambda: log.append("write"))
@@ -166,7 +167,7 @@ def test_once_writes_go_quiet_the_versions_a_burst_kept_are_removed(tmp_path: Pa
                            content=f"note {i}", vector=embedder.embed([f"note {i}"])[0], now=datetime.now(UTC))
             writer.run(store.add_memories, [row], [])
         assert schedule.wait_idle(30)
-        kept_by_the_burst = len(store.memories.list_versions())
+        kept_by_the_burst = len(inspection.table(store, "memories").list_versions())
         runs = schedule.runs
         quiet = threading.Event()
         for _ in range(200):  # bounded: at most 20 s for the quiet pass
@@ -174,8 +175,8 @@ def test_once_writes_go_quiet_the_versions_a_burst_kept_are_removed(tmp_path: Pa
                 break
             quiet.wait(0.1)
         assert schedule.wait_idle(30) and schedule.runs == runs + 1
-        assert kept_by_the_burst > 10 and len(store.memories.list_versions()) <= 2
-        assert store.count(store.memories) == 40
+        assert kept_by_the_burst > 10 and len(inspection.table(store, "memories").list_versions()) <= 2
+        assert inspection.count(store, "memories") == 40
     finally:
         schedule.close()
         writer.close()

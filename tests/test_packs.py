@@ -13,7 +13,7 @@ from engram.core import Engine
 from engram.core.errors import InvalidArgument, StoreError
 from engram.core.recall.digests import refresh_digests
 from engram.core.recall.pack import ByteTokenizer, ModelTokenizer, covers, item_text
-from engram.core.store import Writer
+from engram.core.store import Writer, inspection
 from engram.core.store.opening import open_workspace
 from engram.core.store.schema import SCHEMA_VERSION
 
@@ -118,7 +118,7 @@ def test_auto_climbs_from_rows_to_digests_as_the_budget_shrinks(engine: Engine, 
 def test_a_digest_never_shares_a_pack_with_a_row_it_covers(engine: Engine, filled: Path) -> None:
     store = engine.store()
     rows = pack(engine, budget_tokens=100_000, altitude="entity").items
-    for digest in store.scan(store.digests, None):
+    for digest in inspection.rows(store, "digests", None):
         covered = [r for r in rows if covers(digest, r.row, {})]
         if digest["level"] in ("workspace",):
             assert covered == rows
@@ -132,14 +132,14 @@ def test_a_digest_never_shares_a_pack_with_a_row_it_covers(engine: Engine, fille
 def test_digests_rebuild_only_what_changed(engine: Engine, filled: Path) -> None:
     store = engine.store()
     pack(engine, budget_tokens=10, altitude="workspace")  # builds the digests on first use
-    levels = {d["level"] for d in store.scan(store.digests, None)}
+    levels = {d["level"] for d in inspection.rows(store, "digests", None)}
     assert levels == {"source", "entity", "scope", "workspace"}
     assert refresh_digests(store, engine.writer) == {}
     (filled / "ops" / "backup.md").write_text("# Backups\n\nHourly ``restic`` snapshots now, kept for a week.")
     engine.call("ingest_path", {"path": str(filled / "ops"), "project": "ops"})
     changed = refresh_digests(store, engine.writer)
     assert changed["source"] == 1 and changed["scope"] == 1 and changed["workspace"] == 1
-    store_rows = {d["key"]: d for d in store.scan(store.digests, "level = 'source'")}
+    store_rows = {d["key"]: d for d in inspection.rows(store, "digests", "level = 'source'")}
     backup = (filled / "ops" / "backup.md").resolve().as_posix()
     assert "Hourly" in store_rows[backup]["content"]
     again = refresh_digests(store, engine.writer)
@@ -174,7 +174,7 @@ def test_a_store_from_schema_1_gains_the_digests_table_and_keeps_its_data(tmp_pa
     reopened = writer.run(lambda: open_workspace("w", folder, dimensions=384, embed_model="m",
                                                       read_consistency=timedelta(0), create=False))
     assert json.loads((folder / "workspace.json").read_text())["schema_version"] == SCHEMA_VERSION
-    assert reopened.count(reopened.digests) == 0
+    assert inspection.count(reopened, "digests") == 0
     assert reopened.memories_by_ids(["a" * 12], ["content"])["a" * 12]["content"] == "kept"
     writer.close()
 

@@ -13,6 +13,7 @@ from engram.core.errors import StoreError
 from engram.core.retrieval.fusion import fuse, fuse_scores
 from engram.core.retrieval.search import Filters, SearchParams, _moved_towards, hybrid_search
 from engram.core.retrieval.speakers import named_speakers_first
+from engram.core.store import inspection
 
 from .conftest import HashingEmbedder, write_tree
 
@@ -80,7 +81,7 @@ def test_an_exchange_is_embedded_with_the_start_of_the_one_before_it(paths: Path
         engine.call("store", {"content": "An unrelated note in between", "project": "chat"})
         second = engine.call("store", {"content": "Melanie: Cool! What did it look like?", "kind": "exchange",
                                        "project": "chat", "title": "Melanie, 8 May"}).result.id
-        vectors = {r["id"]: np.asarray(r["vector"]) for r in engine.store().scan(engine.store().memories, None,
+        vectors = {r["id"]: np.asarray(r["vector"]) for r in inspection.rows(engine.store(), "memories", None,
                                                                                  ["id", "vector"])}
     own, in_context = embedder.embed(["Melanie, 8 May\nMelanie: Cool! What did it look like?",
                                       "Melanie, 8 May\nCaroline: I went to the LGBTQ support group yesterday.\n"
@@ -215,7 +216,7 @@ def test_neighbors_follow_sequence_and_shared_names(engine: Engine, tmp_path: Pa
     root = write_tree(tmp_path / "n", {"long.md": "# Long\n\n" + body, "code.py": "def cache_page():\n    pass\n"})
     engine.call("ingest_path", {"path": str(root)})
     store = engine.store()
-    first = min(store.scan(store.memories, "chunk_index = 0 AND source LIKE '%long.md'"), key=lambda r: r["id"])
+    first = min(inspection.rows(store, "memories", "chunk_index = 0 AND source LIKE '%long.md'"), key=lambda r: r["id"])
     result = engine.call("neighbors", {"id": first["id"], "limit": 50}).result
     relations = {n.relation for n in result.items}
     assert "next" in relations and "mentions" in relations

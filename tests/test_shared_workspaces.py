@@ -20,6 +20,7 @@ import pytest
 from benchmark.reliability import two_machines_storing
 from engram.core import Engine, Paths, Settings
 from engram.core.errors import InvalidArgument, WorkspaceError, WorkspaceNotFound
+from engram.core.store import inspection
 from engram.core.store.bucket_access import BucketCredentials, stored_credentials
 from engram.core.store.bucket_errors import (
     BucketCredentialsRefused,
@@ -61,7 +62,7 @@ def location(s3: LoopbackS3, prefix: str = "engram/backend") -> BucketLocation:
 
 def contents(engine: Engine, workspace: str = "team") -> list[str]:
     store = engine.store(workspace)
-    return [r["content"] for r in store.scan(store.memories, None, ["content"])]
+    return [r["content"] for r in inspection.rows(store, "memories", None, ["content"])]
 
 
 def until_reachable(call: Callable[[], T]) -> T:
@@ -232,7 +233,7 @@ def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migra
         assert join_all_at_once(engines, where) == []
         for engine in engines:
             store = engine.store("team")
-            assert [(i.columns, i.index_type) for i in store.indices(store.memories)] == [(["search_text"], "FTS")]
+            assert [(i.columns, i.index_type) for i in inspection.indexes(store, "memories")] == [(["search_text"], "FTS")]
             hits = engine.call("search", {"query": "release checklist", "workspace": "team",
                                           "channels": ["lexical"]}).result.hits
             assert [h.id for h in hits] == ["m1"]  # "checklist" is in its title alone

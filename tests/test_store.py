@@ -14,7 +14,7 @@ import pytest
 from engram.core import Engine, Settings
 from engram.core.errors import InvalidArgument, SchemaTooNew, WorkspaceError
 from engram.core.paths import Paths
-from engram.core.store import WorkspaceStore, Writer
+from engram.core.store import WorkspaceStore, Writer, inspection
 from engram.core.store.opening import open_workspace
 from engram.core.store.schema import SCHEMA_VERSION
 from engram.core.store.writer import NotOnWriter
@@ -33,7 +33,7 @@ def test_a_new_workspace_gets_its_tables_and_version_file(tmp_path: Path) -> Non
     store = open_store(tmp_path / "w")
     meta = json.loads((tmp_path / "w" / "workspace.json").read_text())
     assert meta == {"schema_version": SCHEMA_VERSION, "dimensions": 384, "embed_model": "m"}
-    assert store.count(store.memories) == 0 and store.count(store.edges) == 0
+    assert inspection.count(store, "memories") == 0 and inspection.count(store, "edges") == 0
 
 
 def test_opening_without_create_does_not_make_a_workspace(tmp_path: Path) -> None:
@@ -71,7 +71,7 @@ def test_writes_outside_the_writer_thread_are_refused(tmp_path: Path) -> None:
 
 def test_a_new_workspace_has_a_full_text_index_from_the_start(tmp_path: Path) -> None:
     store = open_store(tmp_path / "w")
-    assert [i.index_type for i in store.indices(store.memories)] == ["FTS"]
+    assert [i.index_type for i in inspection.indexes(store, "memories")] == ["FTS"]
 
 
 def test_workspace_names_are_validated(engine: Engine) -> None:
@@ -149,8 +149,8 @@ def test_a_schema_2_store_gets_its_title_into_the_full_text_index_without_re_emb
         hits = engine.call("search", {"query": "what happened in June", "channels": ["lexical"]}).result.hits
         assert [h.id for h in hits] == ["m2"]  # "June" is in its title alone
         store = engine.store()
-        assert [(i.columns, i.index_type) for i in store.indices(store.memories)] == [(["search_text"], "FTS")]
-        after = {r["id"]: r for r in store.scan(store.memories, None, ["id", "vector", "search_text"])}
+        assert [(i.columns, i.index_type) for i in inspection.indexes(store, "memories")] == [(["search_text"], "FTS")]
+        after = {r["id"]: r for r in inspection.rows(store, "memories", None, ["id", "vector", "search_text"])}
         assert {i: r["vector"] for i, r in after.items()} == stored_vectors, "nothing is embedded again"
         assert after["m1"]["search_text"] == "Caroline, 8 May 2023\nCaroline: I went to the support group yesterday."
         engine.call("store", {"content": "A new note after the upgrade", "title": "Upgrade"})

@@ -1,4 +1,5 @@
-"""Caches kept per store live as long as their store: a new store never sees an old one's entries."""
+"""What a store derives from its tables is kept by that store (``store.derived``): a new store never sees an old
+one's values."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from engram.core import Engine, Settings
 from engram.core.paths import Paths
 from engram.core.recall import digests
-from engram.core.store import WorkspaceStore, Writer
+from engram.core.store import WorkspaceStore, Writer, inspection
 from engram.core.store.opening import open_workspace
 from engram.core.tools import source_names
 from engram.core.tools.scope import Scope
@@ -67,20 +68,14 @@ def test_a_new_store_never_sees_the_source_names_of_a_dropped_one(two_workspaces
         gc.collect()
 
 
-def test_the_source_names_cache_holds_only_live_stores(two_workspaces: list[Workspace], writer: Writer) -> None:
-    gc.collect()
-    before = len(source_names._cache)
+def test_source_roots_are_kept_by_the_store_that_read_them_and_by_no_other(two_workspaces: list[Workspace],
+                                                                          writer: Writer) -> None:
     kept = open_store(writer, two_workspaces[0].folder)
-    source_names.display(kept, two_workspaces[0].source)
-    for _ in range(20):
-        store = open_store(writer, two_workspaces[1].folder)
-        source_names.display(store, two_workspaces[1].source)
-        del store
-    gc.collect()
-    assert len(source_names._cache) == before + 1
-    del kept
-    gc.collect()
-    assert len(source_names._cache) == before
+    assert source_names.display(kept, two_workspaces[0].source) == two_workspaces[0].name
+    version = inspection.table(kept, "sources").version
+    assert list(kept.derived.cached("source roots", version, dict)) == [two_workspaces[0].source]
+    fresh = open_store(writer, two_workspaces[0].folder)
+    assert fresh.derived.cached("source roots", version, lambda: {"nothing": "kept"}) == {"nothing": "kept"}
 
 
 @pytest.fixture
@@ -97,21 +92,17 @@ def test_a_new_store_gets_its_own_digests_whatever_a_dropped_one_had(two_workspa
         ws = two_workspaces[i % 2]
         store = open_store(writer, ws.folder)
         if i >= 2:  # every digest of both workspaces was written by the first two rounds: forget them
-            writer.run(store.replace_digests, [], [d["id"] for d in store.scan(store.digests, None, ["id"])])
+            writer.run(store.replace_digests, [], [d["id"] for d in inspection.rows(store, "digests", None, ["id"])])
         digests.ensure_digests(replace(engine_scope, workspace=ws.folder.name, store=store))
-        sources = {d["key"] for d in store.scan(store.digests, "level = 'source'", ["key"])}
+        sources = {d["key"] for d in inspection.rows(store, "digests", "level = 'source'", ["key"])}
         assert sources == {ws.source}, f"round {i}"
         del store
         gc.collect()
 
 
-def test_the_digest_refresh_record_holds_only_live_stores(two_workspaces: list[Workspace],
-                                                          engine_scope: Scope) -> None:
-    gc.collect()
-    before = len(digests._refreshed)
-    for _ in range(20):
-        store = open_store(engine_scope.writer, two_workspaces[0].folder)
-        digests.ensure_digests(replace(engine_scope, store=store))
-        del store
-    gc.collect()
-    assert len(digests._refreshed) == before
+def test_the_digest_refresh_record_is_the_stores_own(two_workspaces: list[Workspace], engine_scope: Scope) -> None:
+    store = open_store(engine_scope.writer, two_workspaces[0].folder)
+    assert store.derived.stamp("digests") is None
+    digests.ensure_digests(replace(engine_scope, store=store))
+    assert store.derived.stamp("digests") == store.content_versions()
+    assert open_store(engine_scope.writer, two_workspaces[0].folder).derived.stamp("digests") is None

@@ -6,27 +6,19 @@ exchange stored just before it in the same project. Measured on LoCoMo (benchmar
 loses questions the other finds; their sum keeps both, at the cost of a second text in the same embedding call.
 Notes and file chunks are embedded as they are.
 
-The previous exchange of each (workspace, project) is remembered per process; the first store after a start
+The previous exchange of each (workspace, project) is remembered in the store's derived state; the first store after a start
 reads it back from the workspace (its latest exchange in that project).
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
-
 import numpy as np
 
 from ..embedding import Embedder
 from ..store import WorkspaceStore
-from ..store import filters as sql
 from .records import embedding_text
 
 CONTEXT_CHARS = 300
-
-_last: weakref.WeakKeyDictionary[WorkspaceStore, dict[str, str]] = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
-
 
 def previous_exchange(store: WorkspaceStore, project: str) -> str | None:
     """The content of the latest exchange stored in ``project`` of ``store`` (``None`` when there is none).
@@ -34,14 +26,12 @@ def previous_exchange(store: WorkspaceStore, project: str) -> str | None:
     Raises:
         StoreError: the workspace cannot be read (only on the first call for a project in this process).
     """
-    with _lock:
-        known = _last.get(store, {}).get(project)
+    known = store.derived.last_exchange(project)
     if known is not None:
         return known
     # Two small columns of every exchange of the project, then one row's content (a long conversation's contents
     # are not read for it).
-    rows = store.scan(store.memories, sql.all_of("kind = 'exchange'", f"project = {sql.quote(project)}"),
-                      ["created_at", "id"])
+    rows = store.memories(["created_at", "id"], project=project, kinds=("exchange",))
     if not rows:
         return None
     newest = max(rows, key=lambda r: (r["created_at"], r["id"]))["id"]
@@ -49,15 +39,13 @@ def previous_exchange(store: WorkspaceStore, project: str) -> str | None:
     if found is None:  # deleted in between
         return None
     latest = found["content"]
-    with _lock:
-        _last.setdefault(store, {}).setdefault(project, str(latest))
+    store.derived.remember_exchange(project, str(latest), if_unknown=True)
     return str(latest)
 
 
 def remember_exchange(store: WorkspaceStore, project: str, content: str) -> None:
     """``content`` was just stored as an exchange of ``project``: the next exchange there is embedded after it."""
-    with _lock:
-        _last.setdefault(store, {})[project] = content
+    store.derived.remember_exchange(project, content)
 
 
 def exchange_vector(embedder: Embedder, title: str, content: str, previous: str | None) -> np.ndarray:

@@ -22,7 +22,6 @@ from ..events import IngestProgress
 from ..fileio import sha256_text
 from ..settings import IngestSettings
 from ..store import WorkspaceStore, Writer
-from ..store import filters as sql
 from ..store.maintenance import maintain
 from .chunking import chunk_text, summarize, text_format
 from .listing import ListedFile, Skip, list_files, read_text
@@ -60,9 +59,7 @@ ProgressFn = Callable[[IngestProgress], None]
 
 
 def _existing_sources(store: WorkspaceStore, root: Path, is_file: bool) -> dict[str, dict[str, Any]]:
-    key = root.as_posix()
-    where = f"source = {sql.quote(key)}" if is_file else sql.prefix("source", key.rstrip("/") + "/")
-    rows = store.scan(store.sources, sql.all_of(where, "kind = 'file'"))
+    rows = store.file_sources(root.as_posix(), folder=not is_file)
     return {r["source"]: r for r in rows}
 
 
@@ -175,8 +172,7 @@ def _vectors(store: WorkspaceStore, embedder: Embedder, texts: list[str], hashes
     """
     known: dict[str, np.ndarray] = {}
     if texts:
-        rows = store.scan(store.memories, sql.in_list("content_hash", sorted(set(hashes))),
-                          ["title", "content", "content_hash", "vector"])
+        rows = store.memories_with_hashes(hashes, ["title", "content", "content_hash", "vector"])
         for row in rows:
             known.setdefault(embedding_text(row["title"], row["content"]), np.asarray(row["vector"], np.float32))
     todo = list(dict.fromkeys(t for t in texts if t not in known))

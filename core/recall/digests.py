@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import weakref
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -25,7 +24,6 @@ from typing import Any
 from ..models.providers import Provider
 from ..settings import Settings
 from ..store import WorkspaceStore, Writer
-from ..store import filters as sql
 from ..store.schema import ENTITY_PREFIX
 from ..tools.scope import Scope
 
@@ -52,7 +50,7 @@ def _name(source: str) -> str:
 
 
 def _outlines(store: WorkspaceStore) -> dict[str, list[str]]:
-    rows = store.scan(store.memories, "kind IN ('chunk', 'content')", ["source", "title", "chunk_index"])
+    rows = store.chunk_titles()
     by_source: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for r in rows:
         if r["title"]:
@@ -94,18 +92,13 @@ def _sentences_with(text: str, name: str) -> list[str]:
     return [" ".join(s.split())[:200] for s in found]
 
 
-# The table versions each live store's digests were last refreshed at. Keyed by the store, weakly: an entry goes
-# with its store (at most one per live store), and a new store at a dropped one's address starts unrefreshed.
-_refreshed: weakref.WeakKeyDictionary[WorkspaceStore, tuple[int, ...]] = weakref.WeakKeyDictionary()
-
-
 def ensure_digests(scope: Scope) -> None:
     """Refresh the digests of ``scope``'s store when its tables changed since this process last did."""
     store = scope.store
-    versions = (store.version(store.memories), store.version(store.sources), store.version(store.edges))
-    if _refreshed.get(store) != versions:
+    # The table versions this store's digests were last refreshed at live in the store's derived state.
+    if store.derived.stamp("digests") != store.content_versions():
         refresh_digests(store, scope.writer, summarize=model_summarizer(scope.settings, scope.provider))
-        _refreshed[store] = (store.version(store.memories), store.version(store.sources), store.version(store.edges))
+        store.derived.set_stamp("digests", store.content_versions())
 
 
 Summarize = Callable[[str, str], "str | None"]
@@ -150,7 +143,7 @@ def refresh_digests(store: WorkspaceStore, writer: Writer, summarize: Summarize 
         StoreError: the store cannot be read or written.
     """
     now = datetime.now(UTC)
-    existing = {d["id"]: d for d in store.scan(store.digests, None, ["id", "children_hash"])}
+    existing = store.digest_hashes()
     rows: list[dict[str, Any]] = []
     keep: set[str] = set()
 
@@ -160,21 +153,20 @@ def refresh_digests(store: WorkspaceStore, writer: Writer, summarize: Summarize 
         children_hash = _hash(children)
         row = {"id": did, "level": level, "key": key, "project": project, "title": title,
                "children_hash": children_hash, "children": len(children), "updated_at": now}
-        if did in existing and existing[did]["children_hash"] == children_hash:
+        if existing.get(did) == children_hash:
             return row
         row["content"] = compose()
         rows.append(row)
         return row
 
-    sources = store.scan(store.sources, None)
+    sources = store.source_rows()
     outlines = _outlines(store)
 
     def source_digest(src: dict[str, Any]) -> str:
         extractive = _compose_source(src, outlines.get(src["source"], []))
         if summarize is None:
             return extractive
-        chunks = sorted(store.scan(store.memories, f"source = {sql.quote(src['source'])}", ["content", "chunk_index"]),
-                        key=lambda r: r["chunk_index"])
+        chunks = sorted(store.chunks_of(src["source"], ["content", "chunk_index"]), key=lambda r: r["chunk_index"])
         written = summarize(_name(src["source"]), "\n".join(c["content"] for c in chunks))
         return f"{written}\n{extractive.split(chr(10), 1)[1]}" if written and "\n" in extractive else (
             written or extractive)
@@ -183,16 +175,15 @@ def refresh_digests(store: WorkspaceStore, writer: Writer, summarize: Summarize 
         emit("source", src["source"], src["project"], _name(src["source"]),
              [src["content_hash"], "model" if summarize else "extractive"], lambda src=src: source_digest(src))
 
-    mentions = store.scan(store.edges, "relation = 'mentions'", ["src", "dst"])
+    mentions = store.edges("mentions")
     by_entity: dict[str, list[str]] = defaultdict(list)
     for e in mentions:
-        by_entity[e["dst"][len(ENTITY_PREFIX):]].append(e["src"])
+        by_entity[e.dst[len(ENTITY_PREFIX):]].append(e.src)
     popular = sorted((n for n, ids in by_entity.items() if len(ids) >= ENTITY_MIN_MENTIONS),
                      key=lambda n: (-len(by_entity[n]), n))[:MAX_ENTITIES]
     wanted = {i for n in popular for i in sorted(by_entity[n])[:3]}
     memory_rows = store.memories_by_ids(wanted, ["id", "source", "project", "content"]) if wanted else {}
-    all_sources = {r["id"]: (r["source"], r["project"]) for r in
-                   store.scan(store.memories, None, ["id", "source", "project"])}
+    all_sources = {r["id"]: (r["source"], r["project"]) for r in store.memories(["id", "source", "project"])}
     for name in popular:
         ids = sorted(by_entity[name])
         where = list(dict.fromkeys(all_sources[i][0] or "notes" for i in ids if i in all_sources))
@@ -216,7 +207,7 @@ def refresh_digests(store: WorkspaceStore, writer: Writer, summarize: Summarize 
         scope_rows.append(row)
     fresh = {r["id"]: r for r in rows}
     scope_docs = [{"content": fresh[r["id"]]["content"]} if r["id"] in fresh
-                  else store.scan(store.digests, f"id = {sql.quote(r['id'])}", ["content"], limit=1)[0]
+                  else store.digests_by_ids([r["id"]], ["content"])[r["id"]]
                   for r in scope_rows]
     emit("workspace", store.name, "", f"workspace {store.name}", [r["children_hash"] for r in scope_rows],
          lambda: _compose_workspace(store.name, scope_docs))

@@ -19,8 +19,8 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..retrieval.search import Filters, SearchParams, hybrid_search
-from ..store import filters as sql
+from ..retrieval.search import SearchParams, hybrid_search
+from ..store.memory_filter import Filters
 from ..store.schema import ENTITY_PREFIX
 from ..tools.datetimes import UtcDatetime
 from ..tools.reads import prepared_vector
@@ -140,7 +140,7 @@ def _fits(items: list[PackItem], budget: int, tokenizer: Tokenizer) -> bool:
 def _digest_items(scope: Scope, ids: list[str]) -> list[PackItem]:
     if not ids:
         return []
-    rows = {r["id"]: r for r in scope.store.scan(scope.store.digests, sql.in_list("id", ids))}
+    rows = scope.store.digests_by_ids(ids)
     return [PackItem(kind="digest", id=i, row=rows[i], score=0.0, sources=["digest"], tokens=0) for i in ids if i in rows]
 
 
@@ -158,11 +158,10 @@ def context_pack(scope: Scope, request: PackRequest, tokenizer: Tokenizer | None
     mentioned: dict[str, set[str]] = {}
     if request.entities:
         names = [e.lower() for e in request.entities]
-        edges = scope.store.scan(scope.store.edges, sql.all_of(
-            "relation = 'mentions'", sql.in_list("dst", [ENTITY_PREFIX + n for n in names])), ["src", "dst"])
+        edges = scope.store.edges_to([ENTITY_PREFIX + n for n in names], ["mentions"])
         for e in edges:
-            mentioned.setdefault(e["dst"][len(ENTITY_PREFIX):], set()).add(e["src"])
-        where_ids = sorted({e["src"] for e in edges})
+            mentioned.setdefault(e.dst[len(ENTITY_PREFIX):], set()).add(e.src)
+        where_ids = sorted({e.src for e in edges})
         if not where_ids:
             warnings.append(f"no memory mentions {', '.join(request.entities)}")
     filters = Filters(project=f.project, source_prefixes=(f.source_prefix,) if f.source_prefix else (),

@@ -130,10 +130,7 @@ def _prepared(scope: Scope, run: str | None, steps: list[Step]) -> tuple[Scope, 
 
 
 def _projects(scope: Scope) -> list[str]:
-    store = scope.store
-    names = {r["project"] for r in store.scan(store.sources, None, ["project"])}
-    names |= {r["project"] for r in store.scan(store.memories, "kind IN ('note', 'exchange')", ["project"])}
-    return sorted(names)
+    return scope.store.projects()
 
 
 #: A recall as the catalog offers it: the row function of the ``recall`` tool.

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..store import WorkspaceStore
-from ..store import filters as sql
+from ..store.rows import Edge
 from ..store.schema import ENTITY_PREFIX, SOURCE_PREFIX
 
 MAX_HUB_DEGREE = 64
@@ -56,31 +56,27 @@ def walk(store: WorkspaceStore, seeds: list[str], *, hops: int, reverse: bool,
     frontier = dict(weight)
     degrees = None
     for hop in range(1, hops + 1):
-        out = store.scan(store.edges, sql.in_list("src", list(frontier)), ["src", "dst", "relation", "weight"])
+        out = store.edges_from(list(frontier))
         if reverse:
-            back = store.scan(store.edges, sql.all_of(sql.in_list("dst", list(frontier)), "relation = 'next'"),
-                              ["src", "dst", "relation", "weight"])
-            out += [{"src": e["dst"], "dst": e["src"], "relation": e["relation"] + "^-1", "weight": e["weight"]}
-                    for e in back]
+            out += [Edge(e.dst, e.src, e.relation + "^-1", e.weight) for e in store.edges_to(list(frontier), ["next"])]
         reached: list[tuple[str, float, str, str, str]] = []
         hubs: dict[str, list[tuple[str, float, str]]] = defaultdict(list)
         for e in out:
-            w = frontier[e["src"]] * e["weight"]
-            if _is_hub(e["dst"]):
-                hubs[e["dst"]].append((e["src"], w, e["relation"]))
+            w = frontier[e.src] * e.weight
+            if _is_hub(e.dst):
+                hubs[e.dst].append((e.src, w, e.relation))
             else:
-                reached.append((e["dst"], w, e["relation"], "", e["src"]))
+                reached.append((e.dst, w, e.relation, "", e.src))
         if hubs:
             degrees = degrees if degrees is not None else store.hub_degrees()
             crossable = [h for h in hubs if 1 < degrees.get(h, 0) <= max_hub_degree]
             if crossable:
-                fan = store.scan(store.edges, sql.all_of(sql.in_list("dst", crossable),
-                                                         "relation IN ('mentions', 'part_of')"), ["src", "dst"])
+                fan = store.edges_to(crossable, ["mentions", "part_of"])
                 for e in fan:
-                    damp = 1.0 / math.log2(1 + degrees[e["dst"]])
-                    for origin, w, relation in hubs[e["dst"]]:
-                        if e["src"] != origin:
-                            reached.append((e["src"], w * damp, relation, e["dst"], origin))
+                    damp = 1.0 / math.log2(1 + degrees[e.dst])
+                    for origin, w, relation in hubs[e.dst]:
+                        if e.src != origin:
+                            reached.append((e.src, w * damp, relation, e.dst, origin))
         frontier = {}
         for node, w, relation, via, origin in reached:
             if node in visited:

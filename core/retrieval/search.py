@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Literal
 
 import numpy as np
@@ -16,8 +15,8 @@ import numpy as np
 from ..embedding import Embedder
 from ..errors import EngramError
 from ..store import WorkspaceStore
-from ..store import filters as sql
 from ..store.bucket_errors import WHOLE_WORKSPACE
+from ..store.memory_filter import Filters
 from .fusion import Fused, fuse, fuse_scores
 from .graph import walk
 from .speakers import named_speakers_first
@@ -28,35 +27,6 @@ CHANNELS = ("semantic", "lexical", "graph")
 #: Every memory column except the vector: what search results carry.
 MEMORY_COLUMNS = ("id", "project", "source", "kind", "type", "tags", "title", "content", "created_at", "updated_at",
                   "content_hash", "chunk_index", "start_line", "end_line")
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Restrictions every channel applies. Empty fields restrict nothing."""
-
-    project: str | None = None
-    source_prefixes: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
-    type: str | None = None
-    tags: tuple[str, ...] = ()
-    since: datetime | None = None
-    until: datetime | None = None
-    ids: list[str] | None = None  # only these memories (None: no restriction)
-
-    def where(self) -> str | None:
-        tags = None
-        if self.tags:
-            tags = "array_has_any(tags, [" + ", ".join(sql.quote(t) for t in self.tags) + "])"
-        return sql.all_of(
-            f"project = {sql.quote(self.project)}" if self.project else None,
-            " OR ".join(f"({sql.prefix('source', p)})" for p in self.source_prefixes) if self.source_prefixes else None,
-            sql.in_list("kind", self.kinds) if self.kinds else None,
-            sql.in_list("id", self.ids) if self.ids is not None else None,
-            f"type = {sql.quote(self.type)}" if self.type else None,
-            tags,
-            f"updated_at >= {sql.timestamp(self.since)}" if self.since else None,
-            f"updated_at <= {sql.timestamp(self.until)}" if self.until else None,
-        )
 
 
 #: Candidates each channel gives the convex fusion (scores need a channel's longer tail to scale against).
@@ -136,7 +106,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     Raises:
         BucketUnreachable (or another of ``WHOLE_WORKSPACE``): a shared workspace's storage failed as a whole.
     """
-    where = filters.where()
+    where = filters if filters.restricts else None
     warnings: list[ChannelWarning] = []
     rows: dict[str, dict[str, Any]] = {}
 
@@ -179,8 +149,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
             if where:
                 # Only memories that pass the filters count; their ids suffice to rank them.
                 unseen = [i for i, _ in linked if i not in rows]
-                allowed = {r["id"] for r in store.scan(store.memories, sql.all_of(sql.in_list("id", unseen), where),
-                                                       ["id"], limit=len(unseen))} if unseen else set()
+                allowed = store.memory_ids_matching(unseen, where)
                 linked = [(i, s) for i, s in linked if i in rows or i in allowed]
             scored["graph"] = linked[: depth]
             fused = _fuse(scored, params, convex, rows)
@@ -204,7 +173,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     return SearchOutcome(hits, warnings)
 
 
-def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, where: str | None,
+def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, where: Filters | None,
                 params: SearchParams, depth: int, rows: dict[str, dict[str, Any]],
                 warnings: list[ChannelWarning], *, with_vectors: bool = False) -> dict[str, list[tuple[str, float]]]:
     """The semantic (when ``vector`` is given) and lexical channels' ``depth`` best candidates as (id, score); their
@@ -231,7 +200,7 @@ def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, wh
     return scored
 
 
-def _nearest(store: WorkspaceStore, vector: np.ndarray, where: str | None, depth: int, exact: bool,
+def _nearest(store: WorkspaceStore, vector: np.ndarray, where: Filters | None, depth: int, exact: bool,
              rows: dict[str, dict[str, Any]], *, with_vectors: bool = False) -> list[tuple[str, float]]:
     """The semantic channel's candidates as (id, cosine similarity); their rows go into ``rows``."""
     columns = [*MEMORY_COLUMNS, "vector"] if with_vectors else MEMORY_COLUMNS

@@ -16,13 +16,14 @@ which bounds the disk a long run of single writes uses.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from .fts import create_fts
 from .workspace import WorkspaceStore
@@ -78,7 +79,7 @@ class MaintenanceSchedule:
 
     def watch(self, store: WorkspaceStore) -> None:
         """Follow ``store``'s commits from now on."""
-        store.on_commit = self.committed
+        store.derived.maintenance.on_commit = functools.partial(self.committed, store)
 
     def committed(self, store: WorkspaceStore) -> None:
         """One commit landed in ``store`` (called on the writer thread, so it only queues work)."""
@@ -89,7 +90,7 @@ class MaintenanceSchedule:
             if self._closing:
                 return
             self._last_commit[id(store)] = (store, time.monotonic())
-            due = (store.pending_commits or 0) >= policy.every_commits and id(store) not in self._running
+            due = (store.derived.maintenance.pending_commits or 0) >= policy.every_commits and id(store) not in self._running
             if due:
                 self._running.add(id(store))
             self._wake.notify()
@@ -233,10 +234,10 @@ def steps(store: WorkspaceStore, vector_index_min_rows: int, keep_versions: time
     pass, even if a pass since has compacted it, so that the versions a burst of writes left behind
     (kept then for readers of other processes) are removed once they are old enough.
     """
-    store.pending_commits = 0
-    tables = {"memories": store.memories, "edges": store.edges, "sources": store.sources, "facts": store.facts,
-              "digests": store.digests}
-    seen = store.settled_versions if settle else store.maintained_versions
+    state = store.derived.maintenance
+    state.pending_commits = 0
+    tables = _tables(store)
+    seen = state.settled_versions if settle else state.maintained_versions
 
     def indexes() -> None:
         _guarded(store, "creating indexes", lambda: _create_indexes(store, vector_index_min_rows))
@@ -247,12 +248,18 @@ def steps(store: WorkspaceStore, vector_index_min_rows: int, keep_versions: time
             if seen.get(name) == table.version:
                 return
             _guarded(store, f"optimizing {name}", lambda: table.optimize(cleanup_older_than=keep_versions))
-            store.maintained_versions[name] = table.version
+            state.maintained_versions[name] = table.version
             if settle:
-                store.settled_versions[name] = table.version
+                state.settled_versions[name] = table.version
         return step
 
     return [indexes, *(optimize(name) for name in tables)]
+
+
+def _tables(store: WorkspaceStore) -> dict[str, Any]:
+    """The store's LanceDB tables by name (maintenance works on the tables themselves)."""
+    return {"memories": store._memories, "edges": store._edges, "sources": store._sources, "facts": store._facts,
+            "digests": store._digests}
 
 
 def _guarded(store: WorkspaceStore, what: str, fn: Callable[[], object]) -> None:
@@ -264,16 +271,18 @@ def _guarded(store: WorkspaceStore, what: str, fn: Callable[[], object]) -> None
 
 
 def _create_indexes(store: WorkspaceStore, vector_index_min_rows: int) -> None:
+    tables = _tables(store)
+    memories = tables["memories"]
     if not store.has_fts():
-        create_fts(store.memories)
+        create_fts(memories)
     for name, columns in _SCALAR_INDEXES.items():
-        table = getattr(store, name)
+        table = tables[name]
         if table.count_rows() < _SCALAR_INDEX_MIN_ROWS:
             continue
         have = {c for idx in table.list_indices() for c in idx.columns}
         for column in columns:
             if column not in have:
                 table.create_scalar_index(column, index_type="BTREE")
-    has_vector_index = any("vector" in idx.columns for idx in store.memories.list_indices())
-    if not has_vector_index and store.memories.count_rows() >= vector_index_min_rows:
-        store.memories.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")
+    has_vector_index = any("vector" in idx.columns for idx in memories.list_indices())
+    if not has_vector_index and memories.count_rows() >= vector_index_min_rows:
+        memories.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ")

@@ -8,10 +8,8 @@ commit that loses a race with another machine's is tried again.
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -22,8 +20,12 @@ from ..errors import EngramError, StoreError
 from . import filters as sql
 from .bucket_errors import BucketUnreachable, bucket_failure
 from .commit_races import retrying_lost_races
+from .derived import Derived
 from .fts import FTS_COLUMN
 from .location import BucketLocation
+from .memory_filter import Filters, where
+from .queries import Queries
+from .rows import Row
 from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SOURCE_PREFIX, SOURCES_SCHEMA, search_text
 from .timestamps import clamp_timestamps
 from .writer import require_writer
@@ -36,8 +38,9 @@ _IF_IT_KEEPS_FAILING = ("Try again; if it keeps failing, the workspace's files m
                         "backup, or ingest into a new workspace.")
 
 
-class WorkspaceStore:
-    """The tables of one workspace. Reads are safe from any thread; writes run on the writer."""
+class WorkspaceStore(Queries):
+    """The tables of one workspace. Reads (the named ones of ``Queries``) are safe from any thread; writes run on
+    the writer."""
 
     def __init__(self, name: str, folder: Path, db: Any, dimensions: int, location: BucketLocation | None = None) -> None:
         self.name = name
@@ -48,24 +51,16 @@ class WorkspaceStore:
         self._unreachable: tuple[float, Exception] | None = None
         self.dimensions = dimensions
         self._db = db
-        self.memories = db.open_table("memories")
-        self.sources = db.open_table("sources")
-        self.facts = db.open_table("facts")
-        self.edges = db.open_table("edges")
-        self.digests = db.open_table("digests")
+        # The LanceDB tables: private to the store (``Queries`` names every read of them).
+        self._memories = db.open_table("memories")
+        self._sources = db.open_table("sources")
+        self._facts = db.open_table("facts")
+        self._edges = db.open_table("edges")
+        self._digests = db.open_table("digests")
         #: Read once: asking the table would cost a round trip to a shared workspace's bucket at every write.
-        self.memories_schema: pa.Schema = self.memories.schema
-        self._degrees: tuple[int, Counter[str]] | None = None
-        self._exchanges: tuple[int, bool] | None = None  # (memories version, whether it holds exchanges)
-        self._degree_lock = threading.Lock()
-        #: Called on the writer thread after every commit (the engine's maintenance schedule listens).
-        self.on_commit: Callable[[WorkspaceStore], None] | None = None
-        #: Commits since the last maintenance (writer thread only); ``None`` until first counted.
-        self.pending_commits: int | None = None
-        #: Each table's version after its last optimize, and after its last one once writes went quiet
-        #: (read and written by the maintenance steps, on the writer thread).
-        self.maintained_versions: dict[str, int] = {}
-        self.settled_versions: dict[str, int] = {}
+        self.memories_schema: pa.Schema = self._memories.schema
+        #: What is derived from the tables and kept while this store lives, and the maintenance bookkeeping.
+        self.derived = Derived()
 
     # ----------------------------------------------------------------- opening
 
@@ -134,8 +129,8 @@ class WorkspaceStore:
             raise StoreError(f"Reading workspace '{self.name}' failed (the details are in Engram's log). "
                              f"{_IF_IT_KEEPS_FAILING}") from exc
 
-    def scan(self, table: Any, where: str | None, columns: Sequence[str] | None = None,
-             limit: int | None = None) -> list[dict[str, Any]]:
+    def _scan(self, table: Any, where: str | None, columns: Sequence[str] | None = None,
+              limit: int | None = None) -> list[Row]:
         """Rows of ``table`` matching ``where`` (unordered), at most ``limit``."""
         def query() -> Any:
             built = table.search()
@@ -147,67 +142,61 @@ class WorkspaceStore:
 
         return self._rows(query)
 
-    def count(self, table: Any, where: str | None = None) -> int:
+    def _count(self, table: Any, where: str | None = None) -> int:
         self.reachable("counting rows in")
         try:
             return cast(int, table.count_rows(where) if where else table.count_rows())
         except (OSError, ValueError, RuntimeError) as exc:
             raise self.failure(exc, "counting rows in") from exc
 
-    def memories_by_ids(self, ids: Iterable[str], columns: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
-        """The memories among ``ids`` that exist, keyed by id."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
-        if columns is not None and "id" not in columns:
-            columns = ["id", *columns]
-        rows = self.scan(self.memories, sql.in_list("id", wanted), columns, limit=len(wanted))
-        return {r["id"]: r for r in rows}
-
-    def vector_search(self, vector: np.ndarray, k: int, where: str | None,
-                      columns: Sequence[str], *, exact: bool = False) -> list[dict[str, Any]]:
-        """The ``k`` memories nearest to ``vector`` by cosine distance, nearest first.
+    def vector_search(self, vector: np.ndarray, k: int, filters: Filters | None,
+                      columns: Sequence[str], *, exact: bool = False) -> list[Row]:
+        """The ``k`` memories passing ``filters`` nearest to ``vector`` by cosine distance, nearest first.
 
         Uses the vector index when there is one, unless ``exact`` asks for a full scan.
+
+        Raises:
+            StoreError: the workspace cannot be read.
         """
+        restrict = where(filters)
+
         def query() -> Any:
-            built = self.memories.search(vector, vector_column_name="vector").distance_type("cosine")
+            built = self._memories.search(vector, vector_column_name="vector").distance_type("cosine")
             if exact:
                 built = built.bypass_vector_index()
-            if where:
-                built = built.where(where, prefilter=True)
+            if restrict:
+                built = built.where(restrict, prefilter=True)
             return built.select([*columns, "_distance"]).limit(k)
 
         return self._rows(query)
 
-    def text_search(self, text: str, k: int, where: str | None, columns: Sequence[str]) -> list[dict[str, Any]]:
-        """The ``k`` best full-text (BM25) matches for ``text``, best first.
+    def text_search(self, text: str, k: int, filters: Filters | None, columns: Sequence[str]) -> list[Row]:
+        """The ``k`` best full-text (BM25) matches for ``text`` passing ``filters``, best first.
 
         Raises:
             StoreError: the full-text index is missing or unreadable.
         """
         if not self.has_fts():
             raise StoreError(f"Workspace '{self.name}' has no full-text index; the next ingest rebuilds it.")
+        restrict = where(filters)
+
         def query() -> Any:
-            built = self.memories.search(text, query_type="fts", fts_columns=FTS_COLUMN)
-            if where:
-                built = built.where(where, prefilter=True)
+            built = self._memories.search(text, query_type="fts", fts_columns=FTS_COLUMN)
+            if restrict:
+                built = built.where(restrict, prefilter=True)
             return built.select([*columns, "_score"]).limit(k)
 
         return self._rows(query)
 
-    def has_fts(self) -> bool:
-        return any(FTS_COLUMN in idx.columns and idx.index_type == "FTS" for idx in self.indices(self.memories))
-
-    def indices(self, table: Any) -> list[Any]:
+    def _indexes(self, table: Any) -> list[Any]:
         self.reachable("listing indexes of")
         try:
             return list(table.list_indices())
         except (OSError, ValueError, RuntimeError) as exc:
             raise self.failure(exc, "listing indexes of") from exc
 
-    def version(self, table: Any) -> int:
-        """The version of ``table`` this store reads now (caches of derived data are keyed by it).
+    def _version(self, table: Any) -> int:
+        """The version of ``table`` this store reads now (derived values are kept by it).
 
         Raises:
             StoreError: it cannot be read (for a shared workspace: a bucket error saying why).
@@ -217,32 +206,6 @@ class WorkspaceStore:
             return cast(int, table.version)
         except (OSError, ValueError, RuntimeError) as exc:
             raise self.failure(exc, "reading") from exc
-
-    def holds_exchanges(self) -> bool:
-        """Whether any memory is a conversation exchange (cached per version of the memories table).
-
-        Raises:
-            StoreError: the workspace cannot be read.
-        """
-        version = self.version(self.memories)
-        cached = self._exchanges
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        found = self.count(self.memories, "kind = 'exchange'") > 0
-        self._exchanges = (version, found)
-        return found
-
-    def hub_degrees(self) -> Counter[str]:
-        """How many memories point at each entity or source node (cached per edges-table version)."""
-        version = self.version(self.edges)
-        with self._degree_lock:
-            if self._degrees is not None and self._degrees[0] == version:
-                return self._degrees[1]
-        rows = self.scan(self.edges, "relation IN ('mentions', 'part_of')", ["dst"])
-        degrees: Counter[str] = Counter(r["dst"] for r in rows)
-        with self._degree_lock:
-            self._degrees = (version, degrees)
-        return degrees
 
     # ------------------------------------------------------------------ writes
 
@@ -272,18 +235,14 @@ class WorkspaceStore:
         return result
 
     def _committed(self) -> None:
-        if self.pending_commits is None:
-            # Commits of earlier processes count too: every unmaintained commit left (about) one small fragment.
-            self.pending_commits = self.unmaintained_fragments()
-        self.pending_commits += 1
-        if self.on_commit is not None:
-            self.on_commit(self)
+        # Commits of earlier processes count too: every unmaintained commit left (about) one small fragment.
+        self.derived.maintenance.committed(self.unmaintained_fragments)
 
     def unmaintained_fragments(self) -> int:
         """Fragments of the memories and edges tables beyond one each: roughly the commits since compaction."""
         try:
             return max(max(cast(int, t.stats()["fragment_stats"]["num_fragments"]) - 1, 0)
-                       for t in (self.memories, self.edges))
+                       for t in (self._memories, self._edges))
         except (OSError, ValueError, RuntimeError, KeyError) as exc:
             logger.warning("reading the fragment count of workspace '%s' failed: %s", self.name, exc)
             return 0
@@ -296,16 +255,16 @@ class WorkspaceStore:
         """
         if rows:
             data = self._table_from_rows(rows, self.memories_schema)
-            self._write("memories", lambda: self.memories.add(data))
+            self._write("memories", lambda: self._memories.add(data))
         if edges:
             edge_data = self._table_from_rows(edges, EDGES_SCHEMA)
-            self._write("edges", lambda: self.edges.add(edge_data))
+            self._write("edges", lambda: self._edges.add(edge_data))
 
     def upsert_memories(self, rows: Sequence[dict[str, Any]]) -> None:
         """Insert ``rows`` (replacing memories with the same id) in one commit."""
         if rows:
             data = self._table_from_rows(rows, self.memories_schema)
-            self._write("memories", lambda: self.memories.merge_insert("id").when_matched_update_all()
+            self._write("memories", lambda: self._memories.merge_insert("id").when_matched_update_all()
                         .when_not_matched_insert_all().execute(data))
 
     def replace_sources(self, sources: Sequence[str], memory_rows: Sequence[dict[str, Any]],
@@ -319,9 +278,9 @@ class WorkspaceStore:
         if not sources:
             return
         in_sources = sql.in_list("source", sources)
-        self._swap(self.memories, "id", in_sources, memory_rows, self.memories_schema, "chunks")
-        self._swap(self.edges, "id", sql.in_list("origin", sources), edge_rows, EDGES_SCHEMA, "edges")
-        self._swap(self.sources, "source", in_sources, source_rows, SOURCES_SCHEMA, "sources")
+        self._swap(self._memories, "id", in_sources, memory_rows, self.memories_schema, "chunks")
+        self._swap(self._edges, "id", sql.in_list("origin", sources), edge_rows, EDGES_SCHEMA, "edges")
+        self._swap(self._sources, "source", in_sources, source_rows, SOURCES_SCHEMA, "sources")
 
     def _swap(self, table: Any, key: str, scope: str, rows: Sequence[dict[str, Any]], schema: pa.Schema,
               what: str) -> None:
@@ -337,43 +296,43 @@ class WorkspaceStore:
         """Rewrite source rows only (e.g. a new mtime for unchanged content)."""
         if rows:
             data = self._table_from_rows(rows, SOURCES_SCHEMA)
-            self._write("sources", lambda: self.sources.merge_insert("source").when_matched_update_all()
+            self._write("sources", lambda: self._sources.merge_insert("source").when_matched_update_all()
                         .when_not_matched_insert_all().execute(data))
 
     def append(self, table: str, data: pa.Table) -> None:
         """Append prepared rows to one table in a single commit (bulk loads; no de-duplication)."""
-        target = getattr(self, table)
+        target = getattr(self, "_" + table)
         self._write(table, lambda: target.add(data))
 
     def delete_memories(self, ids: Sequence[str]) -> None:
         """Delete memories and every edge they wrote or that points at them."""
         if ids:
-            self._write("deletions", lambda: self.memories.delete(sql.in_list("id", ids)))
-            self._write("deletions", lambda: self.edges.delete(
+            self._write("deletions", lambda: self._memories.delete(sql.in_list("id", ids)))
+            self._write("deletions", lambda: self._edges.delete(
                 f"{sql.in_list('origin', ids)} OR {sql.in_list('src', ids)} OR {sql.in_list('dst', ids)}"))
 
     def delete_sources(self, sources: Sequence[str]) -> None:
         """Forget ingested sources: their chunks, their edges and their source rows."""
         if sources:
-            self._write("deletions", lambda: self.memories.delete(sql.in_list("source", sources)))
-            self._write("deletions", lambda: self.edges.delete(
+            self._write("deletions", lambda: self._memories.delete(sql.in_list("source", sources)))
+            self._write("deletions", lambda: self._edges.delete(
                 f"{sql.in_list('origin', sources)} OR "
                 f"{sql.in_list('dst', [SOURCE_PREFIX + s for s in sources])}"))
-            self._write("deletions", lambda: self.sources.delete(sql.in_list("source", sources)))
+            self._write("deletions", lambda: self._sources.delete(sql.in_list("source", sources)))
 
     def replace_digests(self, rows: Sequence[dict[str, Any]], stale_ids: Sequence[str]) -> None:
         """Upsert digests and drop those whose subject is gone, in two commits."""
         if rows:
             data = self._table_from_rows(rows, DIGESTS_SCHEMA)
-            self._write("digests", lambda: self.digests.merge_insert("id").when_matched_update_all()
+            self._write("digests", lambda: self._digests.merge_insert("id").when_matched_update_all()
                         .when_not_matched_insert_all().execute(data))
         if stale_ids:
-            self._write("digests", lambda: self.digests.delete(sql.in_list("id", stale_ids)))
+            self._write("digests", lambda: self._digests.delete(sql.in_list("id", stale_ids)))
 
     def add_fact(self, row: dict[str, Any]) -> None:
         data = self._table_from_rows([row], FACTS_SCHEMA)
-        self._write("a fact", lambda: self.facts.add(data))
+        self._write("a fact", lambda: self._facts.add(data))
 
     def end_fact(self, fact_id: str, ended: Any) -> None:
-        self._write("a fact", lambda: self.facts.update(where=f"id = {sql.quote(fact_id)}", values={"ended": ended}))
+        self._write("a fact", lambda: self._facts.update(where=f"id = {sql.quote(fact_id)}", values={"ended": ended}))
 

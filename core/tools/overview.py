@@ -12,28 +12,27 @@ from pydantic import Field
 
 from ..models.state import inference_state
 from ..retrieval.search import MEMORY_COLUMNS
-from ..store import filters as sql
 from .results import CountedName, DeviceContext, Fact, Memory, ProjectCount, WakeUp, WorkspaceStatus
 from .scope import Scope
 
 
 def _projects(scope: Scope) -> list[ProjectCount]:
     store = scope.store
-    mem = Counter(r["project"] for r in store.scan(store.memories, None, ["project"]))
-    src = Counter(r["project"] for r in store.scan(store.sources, None, ["project"]))
+    mem = Counter(r["project"] for r in store.memories(["project"]))
+    src = Counter(r["project"] for r in store.source_rows(["project"]))
     return [ProjectCount(project=p, memories=mem[p], sources=src[p]) for p in sorted(set(mem) | set(src))]
 
 
 def status(scope: Scope) -> WorkspaceStatus:
     """Counts, projects and index state of the workspace, and whether the embedding model is ready."""
     store = scope.store
-    kinds = Counter(r["kind"] for r in store.scan(store.memories, None, ["kind"]))
-    indexes = sorted(f"{idx.name} ({idx.index_type})" for idx in store.indices(store.memories))
+    kinds = Counter(r["kind"] for r in store.memories(["kind"]))
+    indexes = sorted(f"{idx.name} ({idx.index_type})" for idx in store.memory_indexes())
     services = scope.services
     return WorkspaceStatus(
         workspace=scope.workspace, folder=str(store.folder), memories=sum(kinds.values()),
-        sources=store.count(store.sources), facts=store.count(store.facts, "ended IS NULL"),
-        edges=store.count(store.edges),
+        sources=store.count_sources(), facts=store.count_current_facts(),
+        edges=store.count_edges(),
         by_kind=[CountedName(name=k, count=n) for k, n in sorted(kinds.items())],
         projects=_projects(scope), indexes=indexes, embed_model=scope.settings.embed.model,
         embed_ready=services.embedding.loaded, embed_note=scope.embed_note() or "",
@@ -91,14 +90,13 @@ def wake_up(
 ) -> WakeUp:
     """Orientation at the start of a session: what is stored, the latest notes, the current facts."""
     store = scope.store
-    in_project = f"project = {sql.quote(project)}" if project else None
-    notes = store.scan(store.memories, sql.all_of("kind IN ('note', 'exchange')", in_project), MEMORY_COLUMNS)
+    notes = store.memories(MEMORY_COLUMNS, project=project, kinds=("note", "exchange"))
     notes.sort(key=lambda r: (r["updated_at"], r["id"]), reverse=True)
-    facts = store.scan(store.facts, sql.all_of("ended IS NULL", in_project))
+    facts = store.facts(project=project)
     facts.sort(key=lambda r: (r["valid_from"], r["id"]), reverse=True)
     return WakeUp(
-        workspace=scope.workspace, project=project, memories=store.count(store.memories, in_project),
-        sources=store.count(store.sources, in_project), projects=_projects(scope),
+        workspace=scope.workspace, project=project, memories=store.count_memories(project),
+        sources=store.count_sources(project), projects=_projects(scope),
         recent=[Memory.from_row(r) for r in notes[:limit]],
         facts=[Fact(**{k: r[k] for k in Fact.model_fields}) for r in facts[:limit]],
     )

@@ -16,8 +16,8 @@ from pydantic import Field
 
 from ..errors import NotFound
 from ..retrieval import graph
-from ..retrieval.search import CHANNELS, MEMORY_COLUMNS, Filters, SearchParams, hybrid_search
-from ..store import filters as sql
+from ..retrieval.search import CHANNELS, MEMORY_COLUMNS, SearchParams, hybrid_search
+from ..store.memory_filter import Filters
 from ..store.schema import ENTITY_PREFIX
 from . import source_names
 from .datetimes import UtcDatetime
@@ -159,16 +159,14 @@ def file_chunks(
     """The chunks of one ingested file or text, in order, optionally within a line range."""
     row = _source_row(scope, source)
     source = row["source"]
-    where = sql.all_of(f"source = {sql.quote(source)}",
-                       f"end_line >= {int(start_line)}" if start_line else None,
-                       f"start_line <= {int(end_line)}" if end_line else None)
-    chunks = sorted(scope.store.scan(scope.store.memories, where, MEMORY_COLUMNS), key=lambda r: r["chunk_index"])
+    chunks = sorted(scope.store.chunks_of(source, MEMORY_COLUMNS, from_line=start_line, to_line=end_line),
+                    key=lambda r: r["chunk_index"])
     return FileChunks(source=source, path=source_names.display(scope.store, source), total_chunks=row["chunk_count"],
                       items=_named(scope, [Memory.from_row(r) for r in chunks[:limit]]))
 
 
 def _outline(scope: Scope, source: str) -> list[str]:
-    rows = scope.store.scan(scope.store.memories, f"source = {sql.quote(source)}", ["title", "chunk_index"])
+    rows = scope.store.chunks_of(source, ["title", "chunk_index"])
     titles = [r["title"] for r in sorted(rows, key=lambda r: r["chunk_index"]) if r["title"]]
     return list(dict.fromkeys(titles))
 
@@ -191,9 +189,7 @@ def list_sources(
 ) -> SourceList:
     """Ingested files and texts, sorted by source."""
     prefixes = source_names.expand_prefix(scope.store, prefix) if prefix else []
-    where = sql.all_of(f"project = {sql.quote(project)}" if project else None,
-                       " OR ".join(f"({sql.prefix('source', p)})" for p in prefixes) if prefixes else None)
-    rows = sorted(scope.store.scan(scope.store.sources, where), key=lambda r: r["source"])
+    rows = sorted(scope.store.source_rows(project=project, prefixes=prefixes), key=lambda r: r["source"])
     items = [SourceInfo(**r, path=source_names.display(scope.store, r["source"])) for r in rows[offset:offset + limit]]
     return SourceList(items=items, total=len(rows), offset=offset)
 
@@ -208,14 +204,9 @@ def kg_query(
     limit: Annotated[int, Field(ge=1, le=200, description="Facts to return (1–200).")] = 50,
 ) -> FactList:
     """Knowledge-graph facts (subject, predicate, object), current ones unless asked otherwise."""
-    where = sql.all_of(
-        f"lower(subject) = {sql.quote(subject.lower())}" if subject else None,
-        f"lower(predicate) = {sql.quote(predicate.lower())}" if predicate else None,
-        f"lower(object) = {sql.quote(object.lower())}" if object else None,
-        f"project = {sql.quote(project)}" if project else None,
-        None if include_ended else "ended IS NULL",
-    )
-    rows = sorted(scope.store.scan(scope.store.facts, where), key=lambda r: (r["valid_from"], r["id"]), reverse=True)
+    found = scope.store.facts(subject=subject, predicate=predicate, object=object, project=project,
+                              include_ended=include_ended)
+    rows = sorted(found, key=lambda r: (r["valid_from"], r["id"]), reverse=True)
     return FactList(items=[Fact(**{k: r[k] for k in Fact.model_fields}) for r in rows[:limit]])
 
 
@@ -227,16 +218,15 @@ def graph_scope(
     """The shape of the graph: edges per relation, most-mentioned entities, fact predicates."""
     store = scope.store
     if project:
-        ids = [r["id"] for r in store.scan(store.memories, f"project = {sql.quote(project)}", ["id"])]
-        edges = store.scan(store.edges, sql.in_list("src", ids), ["dst", "relation"]) if ids else []
+        ids = [r["id"] for r in store.memories(["id"], project=project)]
+        edges = store.edges_from(ids)
         memories = len(ids)
     else:
-        edges = store.scan(store.edges, None, ["dst", "relation"])
-        memories = store.count(store.memories)
-    relations = Counter(e["relation"] for e in edges)
-    entities = Counter(e["dst"][len(ENTITY_PREFIX):] for e in edges if e["relation"] == "mentions")
-    facts = store.scan(store.facts, sql.all_of("ended IS NULL", f"project = {sql.quote(project)}" if project else None),
-                       ["predicate"])
+        edges = store.edges()
+        memories = store.count_memories()
+    relations = Counter(e.relation for e in edges)
+    entities = Counter(e.dst[len(ENTITY_PREFIX):] for e in edges if e.relation == "mentions")
+    facts = store.facts(project=project, columns=["predicate"])
     predicates = Counter(f["predicate"] for f in facts)
 
     def as_counts(counts: Counter[str]) -> list[CountedName]:

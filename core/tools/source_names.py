@@ -8,32 +8,16 @@ the candidates listed, when it fits more than one source).
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidArgument, NotFound
 from ..store import WorkspaceStore
-from ..store import filters as sql
-
-# Keyed by the store itself, weakly: an entry goes when its store does, so a new store (even one at a dropped
-# store's address) never sees another workspace's roots, and the cache holds at most one entry per live store.
-_cache: weakref.WeakKeyDictionary[WorkspaceStore, tuple[int, dict[str, str]]] = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
 
 
 def _roots(store: WorkspaceStore) -> dict[str, str]:
-    """source → the folder it was ingested from (cached per version of the sources table)."""
-    version = store.version(store.sources)
-    with _lock:
-        hit = _cache.get(store)
-        if hit is not None and hit[0] == version:
-            return hit[1]
-    roots = {r["source"]: r["root"] for r in store.scan(store.sources, None, ["source", "root"])}
-    with _lock:
-        _cache[store] = (version, roots)
-    return roots
+    """source → the folder it was ingested from (kept in the store's derived state per sources-table version)."""
+    return store.source_roots()
 
 
 def display(store: WorkspaceStore, source: str) -> str:
@@ -69,16 +53,18 @@ def resolve(store: WorkspaceStore, workspace: str, given: str) -> dict[str, Any]
         NotFound: nothing of that name was ingested into this workspace.
         InvalidArgument: a relative path that fits several sources (they are listed).
     """
-    rows = store.scan(store.sources, f"source = {sql.quote(given)}", limit=1)
-    if rows:
-        return rows[0]
+    row = store.source(given)
+    if row is not None:
+        return row
     rel = _relative(given)
     matches = [s for s, root in _roots(store).items() if root and s == root.rstrip("/") + "/" + rel]
     if len(matches) > 1:
         raise InvalidArgument(f"'{given}' fits {len(matches)} sources: {', '.join(sorted(matches)[:5])}. "
                               "Pass the full path.")
     if matches:
-        return store.scan(store.sources, f"source = {sql.quote(matches[0])}", limit=1)[0]
+        found = store.source(matches[0])
+        if found is not None:
+            return found
     raise NotFound(f"'{given}' was never ingested into workspace '{workspace}'. list_sources shows what was; a "
                    "source is the path printed by search (relative to its ingest folder) or its full path.")
 

@@ -28,7 +28,6 @@ from ..ingest.pipeline import ingest_path as run_ingest
 from ..ingest.pipeline import ingest_text
 from ..ingest.records import embedding_text, mention_edges, new_memory_id, note_row
 from ..ingest.tagging import classify, deadline_in, model_tags
-from ..store import filters as sql
 from . import source_names
 from .datetimes import UtcDatetime
 from .results import Deleted, Fact, FactChange, IngestResult, SkippedFile, Stored
@@ -147,14 +146,14 @@ def kg_edit(
     if action == "end":
         if not fact_id:
             raise InvalidArgument("action 'end' needs 'fact_id' (printed by kg_query and by kg_edit add).")
-        rows = scope.store.scan(scope.store.facts, f"id = {sql.quote(fact_id)}", limit=1)
-        if not rows:
+        found = scope.store.fact(fact_id)
+        if found is None:
             raise NotFound(f"No fact with id {fact_id} in workspace '{scope.workspace}'; nothing was changed.")
-        if rows[0]["ended"] is not None:
-            raise InvalidArgument(f"Fact {fact_id} already ended at {rows[0]['ended']:%Y-%m-%d %H:%M}.")
+        if found["ended"] is not None:
+            raise InvalidArgument(f"Fact {fact_id} already ended at {found['ended']:%Y-%m-%d %H:%M}.")
         scope.writer.run(scope.store.end_fact, fact_id, now)
         scope.emit(MemoriesWritten(scope.workspace, "kg_edit", 1))
-        return FactChange(action="end", fact=Fact(**{**{k: rows[0][k] for k in Fact.model_fields}, "ended": now}))
+        return FactChange(action="end", fact=Fact(**{**{k: found[k] for k in Fact.model_fields}, "ended": now}))
     if not (subject and predicate and object):
         raise InvalidArgument("action 'add' needs 'subject', 'predicate' and 'object'.")
     if fact_id:
