@@ -24,10 +24,10 @@ class Filters:
     @property
     def restricts(self) -> bool:
         """Whether any field restricts anything."""
-        return where(self) is not None
+        return filter_text(self) is not None
 
 
-def where(filters: Filters | None) -> str | None:
+def filter_text(filters: Filters | None) -> str | None:
     """The store's filter text for ``filters`` (``None``: no restriction).
 
     Raises:

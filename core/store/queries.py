@@ -13,7 +13,8 @@ from typing import Any
 
 from . import filters as sql
 from .derived import Derived
-from .memory_filter import Filters, sources_under, where
+from .fts import FTS_COLUMN
+from .memory_filter import Filters, filter_text, sources_under
 from .rows import Edge, IndexInfo, Row
 
 _EDGE_COLUMNS = ["src", "dst", "relation", "weight"]
@@ -37,7 +38,7 @@ class Queries:
     _digests: Any
     derived: Derived
 
-    # The plain reads, written in ``WorkspaceStore``.
+    # The plain reads, written in ``WorkspaceStore`` (declared here so that the named reads type-check on their own).
     def _scan(self, table: Any, where: str | None, columns: Sequence[str] | None = None,
               limit: int | None = None) -> list[Row]:
         raise NotImplementedError
@@ -79,8 +80,6 @@ class Queries:
 
     def has_fts(self) -> bool:
         """Whether the memories table has its full-text index."""
-        from .fts import FTS_COLUMN
-
         return any(FTS_COLUMN in i.columns and i.index_type == "FTS" for i in self.memory_indexes())
 
     # ---------------------------------------------------------------- memories
@@ -105,7 +104,7 @@ class Queries:
         """Those of ``ids`` whose memories pass ``filters``."""
         if not ids:
             return set()
-        rows = self._scan(self._memories, sql.all_of(sql.in_list("id", ids), where(filters)), ["id"], limit=len(ids))
+        rows = self._scan(self._memories, sql.all_of(sql.in_list("id", ids), filter_text(filters)), ["id"], limit=len(ids))
         return {r["id"] for r in rows}
 
     def memories_with_hashes(self, hashes: Iterable[str], columns: Sequence[str]) -> list[Row]:
@@ -118,8 +117,7 @@ class Queries:
         before ``to_line`` when given."""
         return self._scan(self._memories, sql.all_of(f"source = {sql.quote(source)}",
                                                       f"end_line >= {int(from_line)}" if from_line else None,
-                                                      f"start_line <= {int(to_line)}" if to_line else None)
-                          if from_line or to_line else f"source = {sql.quote(source)}", columns)
+                                                      f"start_line <= {int(to_line)}" if to_line else None), columns)
 
     def chunk_titles(self) -> list[Row]:
         """``source``, ``title`` and ``chunk_index`` of every file or text chunk."""

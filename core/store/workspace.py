@@ -23,7 +23,7 @@ from .commit_races import retrying_lost_races
 from .derived import Derived
 from .fts import FTS_COLUMN
 from .location import BucketLocation
-from .memory_filter import Filters, where
+from .memory_filter import Filters, filter_text
 from .queries import Queries
 from .rows import Row
 from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SOURCE_PREFIX, SOURCES_SCHEMA, search_text
@@ -158,7 +158,7 @@ class WorkspaceStore(Queries):
         Raises:
             StoreError: the workspace cannot be read.
         """
-        restrict = where(filters)
+        restrict = filter_text(filters)
 
         def query() -> Any:
             built = self._memories.search(vector, vector_column_name="vector").distance_type("cosine")
@@ -178,7 +178,7 @@ class WorkspaceStore(Queries):
         """
         if not self.has_fts():
             raise StoreError(f"Workspace '{self.name}' has no full-text index; the next ingest rebuilds it.")
-        restrict = where(filters)
+        restrict = filter_text(filters)
 
         def query() -> Any:
             built = self._memories.search(text, query_type="fts", fts_columns=FTS_COLUMN)
