@@ -23,6 +23,7 @@ from engram.core.recall.models import RecallResult
 from engram.core.recall.plan import validate_plan
 from engram.core.recall.render import format_recall
 from engram.core.recall.run import run_plan
+from engram.core.store import inspection
 
 from . import plots
 from .common import Run
@@ -93,7 +94,7 @@ def run_suite(run: Run, options: RecallOptions) -> dict[str, Any]:
     engine, ingest = indexed(run, corpus)
     with engine:
         tokenizer = engine.embedder()
-        chunks = engine.store().memories.count_rows()
+        chunks = inspection.count(engine.store(), "memories")
         default_chars = engine.settings.search.max_chars
         scope = engine.scope()
         engine.call("search", {"query": "warm up"})

@@ -27,6 +27,7 @@ import time
 from typing import Any
 
 from engram.core import Engine, Settings
+from engram.core.store import inspection
 from engram.core.store.maintenance import maintain
 
 from .common import Run, engine_at, percentile
@@ -88,7 +89,7 @@ def _searches(engine: Engine, rounds: int, queries: list[str]) -> dict[str, dict
 def _disk(engine: Engine) -> dict[str, Any]:
     folder = engine.paths.workspace_dir(engine.store().name)
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-    memories = engine.store().memories
+    memories = inspection.table(engine.store(), "memories")
     return {"bytes": size, "mb": round(size / 2**20, 2),
             "memory_fragments": memories.stats()["fragment_stats"]["num_fragments"],
             "memory_versions": len(memories.list_versions())}
