@@ -99,7 +99,7 @@ def _question(given: str | None) -> str:
 
 def _turn(engine: Engine, args: argparse.Namespace, question: str, out: TextIO, err: TextIO) -> int:
     store = engine.conversations(args.workspace)
-    workspace = engine.scope(args.workspace).workspace
+    workspace = engine.open_workspace(args.workspace)
     if args.session and not store.exists(args.session):
         _write(err, for_stream(f"note: no conversation '{args.session}' in workspace {workspace} yet; starting "
                                "it.\n", err))
@@ -309,7 +309,7 @@ def _write(stream: TextIO, text: str) -> None:
 
 
 def _list(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
-    workspace = engine.scope(args.workspace).workspace
+    workspace = engine.open_workspace(args.workspace)
     conversations = engine.conversations(args.workspace).list()
     rows: list[dict[str, Any]] = [{"id": c.id, "title": c.title, "messages": len(c.messages),
                                     "last": c.messages[-1].at if c.messages else c.created} for c in conversations]
@@ -348,7 +348,7 @@ def _rename(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _delete(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
-    workspace = engine.scope(args.workspace).workspace
+    workspace = engine.open_workspace(args.workspace)
     if not engine.conversations(args.workspace).delete(args.delete):
         raise NotFound(f"No conversation '{args.delete}' in workspace {workspace}; `engram chat --list` lists "
                        "them.", title="No such conversation")

@@ -94,8 +94,8 @@ def run_suite(run: Run, options: QualityOptions) -> dict[str, Any]:
         ingest = engine.call("ingest_path", {"path": str(folder), "project": "scifact"}).result
         ingest_s = time.perf_counter() - started
         chunks = engine.call("status").result.memories
-        scope = engine.scope()
-        has_index = any("vector" in i.columns for i in inspection.indexes(scope.store, "memories"))
+        store = engine.store()
+        has_index = any("vector" in i.columns for i in inspection.indexes(store, "memories"))
         embedder = engine.embedder()
         cfg = engine.settings.search
         results: dict[str, Any] = {}
@@ -112,7 +112,7 @@ def run_suite(run: Run, options: QualityOptions) -> dict[str, Any]:
             totals = dict.fromkeys(("ndcg@10", "recall@10", "recall@100", "mrr@10"), 0.0)
             started = time.perf_counter()
             for claim, relevant in queries.values():
-                outcome = hybrid_search(scope.store, embedder, claim, Filters(), params)
+                outcome = hybrid_search(store, embedder, claim, Filters(), params)
                 ranked = list(dict.fromkeys(Path(h.row["source"]).stem for h in outcome.hits))
                 for key, value in metrics(ranked, relevant).items():
                     totals[key] += value

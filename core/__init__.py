@@ -4,9 +4,10 @@ The public surface is ``Engine`` (opened with ``Paths`` and ``Settings``), the s
 the ``EngramError`` tree.
 """
 
-from .engine import Engine, ToolOutput
+from .engine import Engine
 from .errors import EngramError
 from .paths import Paths
 from .settings import Settings
+from .tool_calls import ToolOutput
 
 __all__ = ["Engine", "EngramError", "Paths", "Settings", "ToolOutput"]

@@ -3,7 +3,8 @@
 An ``Engine`` is opened on a data folder with ``Settings``. It owns the workspace stores (opened on
 demand), the one writer, and the embedding model (loaded on first use, one copy for every
 workspace). Tools run through ``call``: arguments validated from the row functions' signatures,
-the row function run against one workspace, its result rendered as text.
+the row function run against one workspace, its result rendered as text. ``tools`` offers each tool as a
+typed method over ``call`` (``core/tool_calls.py``) for callers that name a fixed tool.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -46,6 +46,7 @@ from .store import WorkspaceStore, Writer
 from .store.bucket_access import BucketCredentials
 from .store.location import BucketLocation
 from .store.maintenance import MaintenancePolicy, MaintenanceSchedule
+from .tool_calls import ToolCalls, ToolOutput
 from .tools.scope import Scope, Services
 from .tools.spec import describe_validation_error
 from .workspaces import WorkspacePlace, Workspaces
@@ -54,16 +55,6 @@ logger = logging.getLogger(__name__)
 
 #: Answers of tools without a ``max_chars`` argument are short by nature; this only guards the edge.
 MAX_CHARS_CEILING = 12000
-
-
-@dataclass(frozen=True)
-class ToolOutput:
-    """A tool's result model and its rendered text."""
-
-    tool: str
-    workspace: str
-    result: BaseModel
-    text: str
 
 
 class Engine:
@@ -85,17 +76,19 @@ class Engine:
         self.settings = settings
         self.writer = Writer()
         self.maintenance = MaintenanceSchedule(self.writer, self._maintenance_policy)
-        self.events = EventBus()
-        self.indexing = IndexingGate()
-        self.embedding = EmbeddingSlot(embedder_loader or self._load_embedder, given=embedder)
-        self.inference = Inference(lambda: self.settings, self.model_files, generator=generator,
+        self._events = EventBus()
+        self._indexing = IndexingGate()
+        self._embedding = EmbeddingSlot(embedder_loader or self._load_embedder, given=embedder)
+        self._inference = Inference(lambda: self.settings, self.model_files, generator=generator,
                                    detect_gpus=detect_gpus)
-        self._budget = QueryBudget(RunBudget(owner_name()), paths.workspace_dir, self.embedding)
-        self._services = Services(paths=paths, writer=self.writer, embedding=self.embedding, inference=self.inference,
-                                  budget=self._budget, events=self.events, indexing=self.indexing,
+        self._budget = QueryBudget(RunBudget(owner_name()), paths.workspace_dir, self._embedding)
+        self._services = Services(paths=paths, writer=self.writer, embedding=self._embedding, inference=self._inference,
+                                  budget=self._budget, events=self._events, indexing=self._indexing,
                                   workspace_names=self.workspace_names)
-        self.workspaces = Workspaces(paths, self.writer, lambda: self.settings, self._dimensions,
+        self._workspaces = Workspaces(paths, self.writer, lambda: self.settings, self._dimensions,
                                      self.maintenance.watch, os.environ if environ is None else environ)
+        #: Every tool as a typed method (``engine.tools.status(workspace=...)``), through ``call``.
+        self.tools = ToolCalls(self.call)
         self._close_lock = threading.Lock()
         self._closed = False
 
@@ -104,29 +97,29 @@ class Engine:
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener`` with every engine event (``core/events.py``) from any thread; returns the function
         that unsubscribes it."""
-        return self.events.subscribe(listener)
+        return self._events.subscribe(listener)
 
     def pause_indexing(self) -> None:
         """Hold every ingest of this engine after its current batch until ``resume_indexing``."""
-        self.indexing.pause()
+        self._indexing.pause()
 
     def resume_indexing(self) -> None:
         """Let paused ingests continue."""
-        self.indexing.resume()
+        self._indexing.resume()
 
     @property
     def indexing_paused(self) -> bool:
-        return self.indexing.paused
+        return self._indexing.paused
 
     def cancel_ingest(self, ingest: str) -> bool:
         """Stop the ingest whose ``IngestStarted`` event carried ``ingest`` after its current batch (at once
         when paused); it then raises ``IngestCancelled`` to its caller and the files it finished stay written.
         Returns False when no such ingest runs."""
-        return self.indexing.cancel(ingest)
+        return self._indexing.cancel(ingest)
 
     def running_ingests(self) -> frozenset[str]:
         """The ids of this engine's ingests running now."""
-        return self.indexing.running()
+        return self._indexing.running()
 
     def apply_settings(self, settings: Settings) -> None:
         """Use ``settings`` from the next call on. Loaded models and open workspaces keep what they were
@@ -142,7 +135,7 @@ class Engine:
             ModelError: it cannot be built, verified or loaded (the message says why and what to do).
             EngineClosed: the engine is closed (also when it was closed during the load).
         """
-        return self.embedding.get()
+        return self._embedding.get()
 
     def _load_embedder(self) -> Embedder:
         from .embedding.bundled import ensure_bundled_model
@@ -154,7 +147,7 @@ class Engine:
         path = ensure_bundled_model(entry, self.paths.models_dir)
         return LlamaEmbedder(path, model_id=entry.id, dimensions=entry.embedding_dimensions,
                              max_tokens=entry.max_tokens or 256, threads=self.settings.embed.threads,
-                             offload=self.inference.embedding_offload())
+                             offload=self._inference.embedding_offload())
 
     def embedder_or_none(self) -> Embedder | None:
         """The embedding model, or ``None`` when it cannot be loaded (``embed_note`` says why).
@@ -162,17 +155,17 @@ class Engine:
         Raises:
             EngineClosed: the engine is closed.
         """
-        return self.embedding.get_or_none()
+        return self._embedding.get_or_none()
 
     def embedder_loaded(self) -> bool:
-        return self.embedding.loaded
+        return self._embedding.loaded
 
     def embed_note(self) -> str | None:
         """Why the embedding model is unavailable, if it is."""
-        return self.embedding.note
+        return self._embedding.note
 
     def _dimensions(self) -> tuple[int, str]:
-        loaded = self.embedding.peek()
+        loaded = self._embedding.peek()
         if loaded is not None:
             return loaded.dimensions, loaded.model_id
         entry = model_entry(self.settings.embed.model)
@@ -184,7 +177,7 @@ class Engine:
 
     def workspace_names(self) -> list[str]:
         """Workspaces of the data folder: local ones and the shared ones registered on this machine."""
-        return self.workspaces.names()
+        return self._workspaces.names()
 
     def store(self, workspace: str = "", *, create: bool = False) -> WorkspaceStore:
         """The store of ``workspace`` (default: the configured one), opened once and kept.
@@ -200,21 +193,29 @@ class Engine:
             BucketUnreachable: a shared workspace's storage cannot be reached.
         """
         name = workspace or self.settings.store.default_workspace
-        return self.workspaces.store(name, create=create or name == self.settings.store.default_workspace)
+        return self._workspaces.store(name, create=create or name == self.settings.store.default_workspace)
+
+    def open_workspace(self, workspace: str = "") -> str:
+        """Open ``workspace`` (default: the configured one, created on first use) and return its name.
+
+        Raises:
+            InvalidArgument, WorkspaceError, SchemaTooNew, BucketUnreachable: as ``store``.
+        """
+        return self.store(workspace).name
 
     def add_shared_workspace(self, name: str, location: BucketLocation,
                              credentials: BucketCredentials | None = None) -> WorkspacePlace:
         """Register (creating or joining) shared workspace ``name`` in a bucket; see ``Workspaces.add_shared``."""
-        store = self.workspaces.add_shared(name, location, credentials)
+        store = self._workspaces.add_shared(name, location, credentials)
         return WorkspacePlace(name, location, location.describe(), True, store.count_memories())
 
     def remove_shared_workspace(self, name: str) -> BucketLocation:
         """Forget shared workspace ``name`` on this machine; its bucket keeps every memory. Raises ``WorkspaceNotFound``."""
-        return self.workspaces.remove_shared(name)
+        return self._workspaces.remove_shared(name)
 
     def workspace_places(self, *, check: bool = True) -> list[WorkspacePlace]:
         """Every workspace, where it lives and (with ``check``) whether it answers; never raises for one that fails."""
-        return self.workspaces.places(check=check)
+        return self._workspaces.places(check=check)
 
     def _maintenance_policy(self) -> MaintenancePolicy:
         cfg = self.settings.store
@@ -225,8 +226,8 @@ class Engine:
         return MaintenancePolicy(every_commits=cfg.maintenance_writes, idle_sec=cfg.maintenance_idle_sec,
                                  keep_versions=keep, vector_index_min_rows=cfg.vector_index_min_rows)
 
-    def scope(self, workspace: str = "", *, create: bool = False) -> Scope:
-        """What a row function runs against in ``workspace`` (see ``store`` for what it raises)."""
+    def _scope(self, workspace: str = "", *, create: bool = False) -> Scope:
+        # What a row function runs against in ``workspace`` (raises as ``store``).
         store = self.store(workspace, create=create)
         return Scope(store.name, store, self.settings, self._services)
 
@@ -245,31 +246,31 @@ class Engine:
                 was there before is untouched.
         """
         def report(p: Progress) -> None:
-            self.events.emit(ModelDownloadProgress(entry.id, p.done, p.total))
+            self._events.emit(ModelDownloadProgress(entry.id, p.done, p.total))
             if progress is not None:
                 progress(p)
 
         try:
             got = self.model_files().download(entry, progress=report)
         except EngramError as exc:
-            self.events.emit(ModelDownloadFailed(entry.id, exc.title, exc.message))
+            self._events.emit(ModelDownloadFailed(entry.id, exc.title, exc.message))
             raise
         except BaseException:
             # An interrupt or an unforeseen failure: subscribers still hear the outcome (the .part stays for a
             # resume; a model that was there before is untouched).
-            self.events.emit(ModelDownloadFailed(entry.id, "Download stopped",
+            self._events.emit(ModelDownloadFailed(entry.id, "Download stopped",
                                                  "The download stopped unexpectedly; start it again to resume."))
             raise
-        self.events.emit(ModelDownloaded(entry.id, got.size))
+        self._events.emit(ModelDownloaded(entry.id, got.size))
         return got
 
     def gpus(self) -> list[Gpu]:
         """The GPUs this computer reports (detected once per engine)."""
-        return self.inference.gpus()
+        return self._inference.gpus()
 
     def device_plan(self) -> DevicePlan:
         """(the chosen GPU, the fitting llama.cpp build, GPU layers to offload, a note when they differ)."""
-        return self.inference.device_plan()
+        return self._inference.device_plan()
 
     def model_pool(self) -> ModelPool:
         """The generation models of this engine (created on first use, closed by ``close``).
@@ -277,7 +278,7 @@ class Engine:
         Raises:
             EngineClosed: the engine is closed.
         """
-        return self.inference.model_pool()
+        return self._inference.model_pool()
 
     def provider(self, role: str = "helper") -> Provider:
         """Where the helper model runs for ``role``, per ``tagger.llm_provider``. Never downloads a model.
@@ -286,7 +287,7 @@ class Engine:
             ModelError: the local model is missing or unverified (the message says how to get it), it
                 cannot be loaded, or a remote provider lacks its API key.
         """
-        return self.inference.provider(role)
+        return self._inference.provider(role)
 
     # --------------------------------------------------------------------- chat
 
@@ -304,7 +305,7 @@ class Engine:
             ModelError: the chat model cannot be had (see ``chat_model``).
             StoreError: the conversation cannot be read or saved.
         """
-        scope = self.scope(workspace)
+        scope = self._scope(workspace)
         name = scope.workspace
 
         def run(tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
@@ -317,7 +318,7 @@ class Engine:
 
     def conversations(self, workspace: str = "") -> ConversationStore:
         """The conversations kept in ``workspace`` (list, load, rename, delete). Raises ``WorkspaceNotFound``."""
-        return ConversationStore(self.paths.workspace_dir(self.scope(workspace).workspace) / "chats")
+        return ConversationStore(self.paths.workspace_dir(self._scope(workspace).workspace) / "chats")
 
     def chat_model(self, on_event: Callable[[ChatEvent], None] | None = None) -> ChatModel:
         """The chat model: with chat.provider local, ``chat.local_model`` downloaded first if it is missing (the
@@ -347,14 +348,14 @@ class Engine:
             emit(ChatNote(f"Downloading {entry.id} for chat (once; it stays on this computer)…"))
             self.download_model(entry, progress=lambda p: emit(ModelDownload(entry.id, p.done, p.total)))
         path = files.verify(entry)
-        loaded = self.inference.model_pool().get(
-            "chat", path, n_ctx=chat.n_ctx, offload=self.inference.offload(chat.n_gpu_layers),
+        loaded = self._inference.model_pool().get(
+            "chat", path, n_ctx=chat.n_ctx, offload=self._inference.offload(chat.n_gpu_layers),
             threads=self.settings.tagger.local.threads, batch=self.settings.tagger.local.batch)
         return LocalChatModel.open(loaded, entry.id, chat.tool_format)
 
     # -------------------------------------------------------------------- tools
 
-    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> ToolOutput:
+    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> ToolOutput[BaseModel]:
         """Validate ``arguments``, run ``tool`` in its workspace and render the result.
 
         ``arguments`` may include ``workspace`` (default: store.default_workspace) and ``max_chars``
@@ -369,7 +370,7 @@ class Engine:
         given = call.model_dump(exclude_unset=True)
         values = {k: v for k, v in given.items() if k not in ("workspace", "max_chars")}
         spec = TOOLS[tool]
-        scope = self.scope(str(given.get("workspace", "")), create=spec.write)
+        scope = self._scope(str(given.get("workspace", "")), create=spec.write)
         max_chars: int
         if "max_chars" in given:
             max_chars = int(given["max_chars"])
@@ -397,7 +398,7 @@ class Engine:
             except ValidationError as exc:
                 raise InvalidArgument(describe_validation_error("context_pack", exc,
                                                                 accepted=list(PackRequest.model_fields))) from None
-        return context_pack(self.scope(workspace), request, tokenizer)
+        return context_pack(self._scope(workspace), request, tokenizer)
 
     # -------------------------------------------------------------------- close
 
@@ -410,15 +411,15 @@ class Engine:
             if self._closed:
                 return
             self._closed = True
-            embedder = self.embedding.detach()
-            self.workspaces.close()
-        self.indexing.resume()  # a paused ingest finishes its batch instead of holding the close
+            embedder = self._embedding.detach()
+            self._workspaces.close()
+        self._indexing.resume()  # a paused ingest finishes its batch instead of holding the close
         self.maintenance.close()
         self.writer.close()
         self._budget.close()
         if embedder is not None:
             embedder.close()
-        self.inference.close()
+        self._inference.close()
 
     def __enter__(self) -> Engine:
         return self

@@ -174,7 +174,7 @@ def _warm_up(engine: Engine) -> None:
     """
     try:
         engine.embedder_or_none()
-        engine.store()
+        engine.open_workspace()
     except EngramError as exc:  # reported again to whoever calls a tool
         logger.warning("default workspace not opened: %s", exc.message)
 

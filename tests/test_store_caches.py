@@ -82,7 +82,7 @@ def test_source_roots_are_kept_by_the_store_that_read_them_and_by_no_other(two_w
 def engine_scope(two_workspaces: list[Workspace], paths: Paths, fake_embedder: HashingEmbedder) -> Iterator[Scope]:
     """A tool's scope on a fresh engine over the same data folder (the tests swap in stores of their own)."""
     with Engine(paths, Settings(), embedder=fake_embedder) as engine:
-        yield engine.scope("one")
+        yield engine._scope("one")
 
 
 def test_a_new_store_gets_its_own_digests_whatever_a_dropped_one_had(two_workspaces: list[Workspace],

@@ -12,6 +12,10 @@ from typing import TYPE_CHECKING, Literal
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
+from engram.core.recall.models import RecallResult
+from engram.core.tool_calls import output_of
+from engram.core.tools.results import Deleted, SearchResult
+
 from .cards import ForgetTarget, ResultsView, ask_to_forget
 from .jobs import Job
 from .opener import open_at_line
@@ -67,23 +71,24 @@ class QuestionPanel(QWidget):
             return
         self.ask_button.setEnabled(False)
         self.results.show_message("Recalling…" if self.tool == "recall" else "Searching…")
-        engine = self.desktop.engine
-        args = {"question": question} if self.tool == "recall" else {"query": question}
+        tools = self.desktop.engine.tools
         self.desktop.jobs.submit("recall" if self.tool == "recall" else "task", f"{self.tool.capitalize()}: "
-                                 f"{question[:60]}", lambda report: engine.call(self.tool, args),
-                                 on_done=lambda job: self._show(question, job))
+                                 f"{question[:60]}", lambda report: tools.recall(question) if self.tool == "recall"
+                                 else tools.search(question), on_done=lambda job: self._show(question, job))
 
     def _show(self, question: str, job: Job) -> None:
         self.ask_button.setEnabled(True)
         if job.error is not None:
             text = f"{job.error.title}: {job.error.message}"
             self.results.show_message(text)
+        elif self.tool == "recall":
+            recalled = output_of(job.result, RecallResult)
+            text = recalled.text
+            self.results.show_recall(recalled.result)
         else:
-            text = job.result.text
-            if self.tool == "recall":
-                self.results.show_recall(job.result.result)
-            else:
-                self.results.show_search(job.result.result, question)
+            found = output_of(job.result, SearchResult)
+            text = found.text
+            self.results.show_search(found.result, question)
         self.shown.emit(text)
 
     def confirm_forget(self, target: ForgetTarget) -> None:
@@ -92,15 +97,15 @@ class QuestionPanel(QWidget):
 
     def forget(self, target: ForgetTarget) -> None:
         """Forget ``target`` in the background; the counts and the shown results follow."""
-        engine = self.desktop.engine
-        self.desktop.jobs.submit("task", f"Forget {target.label}", lambda report: engine.call("delete", target.args),
+        tools = self.desktop.engine.tools
+        self.desktop.jobs.submit("task", f"Forget {target.label}", lambda report: tools.delete(**target.args),
                                  on_done=lambda job: self._forgotten(target, job))
 
     def _forgotten(self, target: ForgetTarget, job: Job) -> None:
         if job.error is not None:
             text = f"{job.error.title}: {job.error.message}"
         else:
-            deleted = job.result.result
+            deleted = output_of(job.result, Deleted).result
             text = (f"Forgot {target.label} ({deleted.chunks:,} passages)." if target.kind == "source"
                     else f"Forgot the note “{target.label}”.")
             if self.question.text().strip():

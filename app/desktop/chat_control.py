@@ -99,5 +99,5 @@ class ChatController(QObject):
             error: EngramError | None = job.error
             self.memory_shown.emit(f"{error.title}: {error.message}" if error is not None else job.result.text)
 
-        self.jobs.submit("task", f"Show memory {memory_id}", lambda _report: self.engine.call(
-            "get_memory", {"ids": [memory_id], "workspace": self.workspace}), on_done=done)
+        self.jobs.submit("task", f"Show memory {memory_id}", lambda _report: self.engine.tools.get_memory(
+            [memory_id], workspace=self.workspace), on_done=done)

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram.core import EngramError
+from engram.core import Engine, EngramError
 
 
-def collect_overview(engine: Any) -> dict[str, Any]:
+def collect_overview(engine: Engine) -> dict[str, Any]:
     """Counts per workspace and project, passages and notes, and the latest notes (runs on a worker thread)."""
     workspaces: list[dict[str, Any]] = []
     recent: list[dict[str, Any]] = []
     for name in engine.workspace_names():
         try:
-            out = engine.call("wake_up", {"workspace": name, "limit": 8})
-            kinds = {k.name: k.count for k in engine.call("status", {"workspace": name}).result.by_kind}
+            out = engine.tools.wake_up(workspace=name, limit=8)
+            kinds = {k.name: k.count for k in engine.tools.status(workspace=name).result.by_kind}
         except EngramError as exc:
             workspaces.append({"name": name, "error": exc.message, "projects": [], "memories": 0, "sources": 0,
                                "notes": 0, "passages": 0})

@@ -20,6 +20,8 @@ from PySide6.QtWidgets import QFileDialog, QSystemTrayIcon
 from engram.core import Engine, EngramError, Paths
 from engram.core.errors import IngestCancelled, IngestError, InvalidArgument, NotFound, SettingsError
 from engram.core.settings_file import LoadedSettings, load_settings
+from engram.core.tool_calls import output_of
+from engram.core.tools.results import IngestResult
 from engram.mcp.service import Service
 from engram.mcp.setup_clients import Places
 
@@ -220,11 +222,9 @@ class Desktop(QObject):
 
     def ingest_folder(self, folder: str, project: str | None = None, workspace: str = "") -> Job:
         """Ingest ``folder`` on a worker; its progress shows in the window and the tray."""
-        args: dict[str, Any] = {"path": folder, "workspace": workspace}
-        if project:
-            args["project"] = project
         name = Path(folder).name or folder
-        return self.jobs.submit("ingest", f"Ingest {name}", lambda report: self.engine.call("ingest_path", args))
+        return self.jobs.submit("ingest", f"Ingest {name}", lambda report: self.engine.tools.ingest_path(
+            folder, project=project or None, workspace=workspace))
 
     def cancel_ingest(self, job_id: int) -> bool:
         """Stop the ingest job ``job_id`` after its current batch (its finished files stay remembered).
@@ -308,7 +308,7 @@ class Desktop(QObject):
             if job.kind != "recall" and not (job.kind == "task" and isinstance(job.error, INPUT_ERRORS)):
                 self._fail(job.error)
         elif job.kind == "ingest" and job.result is not None:
-            r = job.result.result
+            r = output_of(job.result, IngestResult).result
             self.notify("Ingest finished", f"{r.project}: {r.files_indexed:,} files indexed, {r.files_unchanged:,} "
                         f"unchanged, {r.chunks_written:,} chunks in {r.seconds:.1f} s.", page="memory")
         elif job.kind == "download":

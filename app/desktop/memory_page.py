@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from engram.core import EngramError
+from engram.core.tool_calls import output_of
+from engram.core.tools.results import Deleted, Stored
 from engram.core.workspaces import WorkspacePlace
 
 from .cards import ForgetTarget, ask_to_forget
@@ -295,15 +297,15 @@ class MemoryPage(QWidget):
 
     def forget(self, target: ForgetTarget, entry: Entry) -> None:
         """Forget ``target`` in a job; then the project it was in is read again."""
-        engine = self.desktop.engine
-        self.desktop.jobs.submit("task", f"Forget {target.label}", lambda report: engine.call("delete", target.args),
+        tools = self.desktop.engine.tools
+        self.desktop.jobs.submit("task", f"Forget {target.label}", lambda report: tools.delete(**target.args),
                                  on_done=lambda job: self._forgotten(target, entry, job))
 
     def _forgotten(self, target: ForgetTarget, entry: Entry, job: Job) -> None:
         if job.error is not None:
             text = f"{job.error.title}: {job.error.message}"
         elif target.kind == "source":
-            text = f"Forgot {target.label} ({count_of(job.result.result.chunks, 'passage', 'passages')})."
+            text = f"Forgot {target.label} ({count_of(output_of(job.result, Deleted).result.chunks, 'passage', 'passages')})."
         else:
             text = f"Forgot the note “{target.label}”."
         self.message.setText(text)
@@ -318,10 +320,10 @@ class MemoryPage(QWidget):
         if not content.strip():
             self._say_added("Nothing to add: type the note first.")
             return
-        args = {"content": content, "project": self.project.text().strip() or DEFAULT_PROJECT}
+        project = self.project.text().strip() or DEFAULT_PROJECT
         self.add_button.setEnabled(False)
-        engine = self.desktop.engine
-        self.desktop.jobs.submit("task", "Add a note", lambda report: engine.call("store", args),
+        tools = self.desktop.engine.tools
+        self.desktop.jobs.submit("task", "Add a note", lambda report: tools.store(content, project=project),
                                  on_done=self._added)
 
     def _added(self, job: Job) -> None:
@@ -331,7 +333,7 @@ class MemoryPage(QWidget):
             return
         self.note.clear()
         self.reload()
-        self._say_added(f"Added the note to {job.result.result.project}.")
+        self._say_added(f"Added the note to {output_of(job.result, Stored).result.project}.")
 
     def _say_added(self, text: str) -> None:
         self.message.setText(text)

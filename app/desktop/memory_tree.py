@@ -4,12 +4,12 @@ that fill it (those run on worker threads)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidgetItem
 
-from engram.core import EngramError
+from engram.core import Engine, EngramError
+from engram.core.tools.results import Memory, SourceList, WorkspaceStatus
 
 #: Files listed per page of a project (the most ``list_sources`` returns at once).
 FILES_PAGE = 200
@@ -73,20 +73,20 @@ def sync(parent: QTreeWidgetItem, rows: list[Row]) -> list[QTreeWidgetItem]:
     return items
 
 
-def read_workspaces(engine: Any) -> list[tuple[str, Any]]:
+def read_workspaces(engine: Engine) -> list[tuple[str, WorkspaceStatus | EngramError]]:
     """Each workspace's ``status``, or the error that kept it from being read (runs on a worker thread)."""
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, WorkspaceStatus | EngramError]] = []
     for name in engine.workspace_names():
         try:
-            out.append((name, engine.call("status", {"workspace": name}).result))
+            out.append((name, engine.tools.status(workspace=name).result))
         except EngramError as exc:
             out.append((name, exc))
     return out
 
 
-def read_project(engine: Any, workspace: str, project: str, offset: int) -> tuple[Any, list[Any]]:
+def read_project(engine: Engine, workspace: str, project: str, offset: int) -> tuple[SourceList, list[Memory]]:
     """One page of a project's files and (with the first page) its latest notes (runs on a worker thread)."""
-    where = {"workspace": workspace, "project": project}
-    files = engine.call("list_sources", {**where, "limit": FILES_PAGE, "offset": offset}).result
-    notes = engine.call("wake_up", {**where, "limit": NOTES_SHOWN}).result.recent if offset == 0 else []
+    files = engine.tools.list_sources(workspace=workspace, project=project, limit=FILES_PAGE, offset=offset).result
+    notes = engine.tools.wake_up(workspace=workspace, project=project, limit=NOTES_SHOWN).result.recent \
+        if offset == 0 else []
     return files, notes
