@@ -13,6 +13,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from engram.core import Engine, EngramError
+from engram.core.tool_calls import output_of
+from engram.core.tools.results import MemoryList
 
 from .jobs import Job, Jobs
 
@@ -97,7 +99,8 @@ class ChatController(QObject):
         """Read one memory (``memory_shown`` follows with its text)."""
         def done(job: Job) -> None:
             error: EngramError | None = job.error
-            self.memory_shown.emit(f"{error.title}: {error.message}" if error is not None else job.result.text)
+            self.memory_shown.emit(f"{error.title}: {error.message}" if error is not None
+                                   else output_of(job.result, MemoryList).text)
 
         self.jobs.submit("task", f"Show memory {memory_id}", lambda _report: self.engine.tools.get_memory(
             [memory_id], workspace=self.workspace), on_done=done)
