@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
@@ -67,6 +67,14 @@ _CELL = re.compile(r"\s*\|\s*")
 Opener = Callable[[str, int], str]
 
 
+class DeleteArgs(TypedDict, total=False):
+    """The ``delete`` tool's arguments a Forget gives (``engine.tools.delete(**args)``, checked by mypy)."""
+
+    ids: list[str]
+    source: str
+    workspace: str
+
+
 @dataclass(frozen=True)
 class ForgetTarget:
     """What a card's Forget asks for: the ``delete`` tool's arguments and how to name it in a confirmation.
@@ -75,7 +83,7 @@ class ForgetTarget:
     forgets the whole source with all its passages; ``label`` is the note's title or the file's path.
     """
 
-    args: dict[str, Any]
+    args: DeleteArgs
     label: str
     kind: Literal["note", "source"]
 
