@@ -226,6 +226,15 @@ class Engine:
         return MaintenancePolicy(every_commits=cfg.maintenance_writes, idle_sec=cfg.maintenance_idle_sec,
                                  keep_versions=keep, vector_index_min_rows=cfg.vector_index_min_rows)
 
+    def scope(self, workspace: str = "") -> Scope:
+        """What the read tools run against in ``workspace``: for running a plan's steps directly (the benchmark
+        times the plan runner below the tool call with it).
+
+        Raises:
+            InvalidArgument, WorkspaceError, SchemaTooNew, BucketUnreachable: as ``store``.
+        """
+        return self._scope(workspace)
+
     def _scope(self, workspace: str = "", *, create: bool = False) -> Scope:
         # What a row function runs against in ``workspace`` (raises as ``store``).
         store = self.store(workspace, create=create)
