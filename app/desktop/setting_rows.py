@@ -15,7 +15,8 @@ list of every key is ``every_setting``.
 from __future__ import annotations
 
 import typing
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import annotated_types
 from PySide6.QtCore import QEvent, Qt, QTimer
@@ -38,9 +39,6 @@ from engram.core.settings_file import env_name
 
 from .setting_labels import LABELS, UNITS
 from .settings_control import as_text as _text
-
-if TYPE_CHECKING:
-    from .settings_page import SettingsPage
 
 #: Keys a running service or a loaded model holds: saved at once, used after a restart.
 RESTART_KEYS = frozenset({"service.port", "embed.model", "embed.threads", "model.gpu_device",
@@ -154,13 +152,14 @@ class SettingRow(QWidget):
 
     ``label`` is the widget that shows the plain label: the checkbox itself for a boolean, else a
     word-wrapped ``QLabel`` the page puts beside the row. ``choices`` are a dropdown's items as
-    ``(words, raw value)``; ``editable`` lets a value outside them be typed.
+    ``(words, raw value)``; ``editable`` lets a value outside them be typed. ``save`` is called with the
+    row and its new value as text when the person changes it (the page writes it in the background).
     """
 
-    def __init__(self, page: SettingsPage, key: str, choices: list[tuple[str, str]] | None = None,
-                 editable: bool = False) -> None:
+    def __init__(self, save: Callable[[SettingRow, str], None], key: str,
+                 choices: list[tuple[str, str]] | None = None, editable: bool = False) -> None:
         super().__init__()
-        self.page = page
+        self._save_text = save
         self.key = key
         self._loading = False
         self._sent: str | None = None  # a number's value last shown or saved: leaving it unchanged saves nothing
@@ -353,7 +352,7 @@ class SettingRow(QWidget):
     def save(self, text: str) -> None:
         if self._loading:
             return
-        self.page.save(self, text)
+        self._save_text(self, text)
 
     def show_error(self, message: str | None) -> None:
         if message:

@@ -88,16 +88,16 @@ class SettingsPage(QWidget):
                 form.addRow(wrapped("Local inference"), self.llm_state)
             for key in section_keys:
                 if key == "tagger.local.model":  # a custom model can be typed in
-                    row = SettingRow(self, key, [(i, i) for i in helper_ids], editable=True)
+                    row = SettingRow(self.save, key, [(i, i) for i in helper_ids], editable=True)
                 elif key == "chat.local_model":  # the chat models, those this computer cannot hold disabled
                     row = self._chat_model_row(key, [e for e in manifest if {"helper", "chat-large"} & set(e.roles)])
                 elif key == "desktop.open_with":  # in words; a command of one's own can be typed in
-                    row = SettingRow(self, key, [("An editor that goes to the line (automatic)", "auto"),
+                    row = SettingRow(self.save, key, [("An editor that goes to the line (automatic)", "auto"),
                                                  ("The app my computer uses for the file", "system")], editable=True)
                 elif key == "model.gpu_device":  # in words; the GPUs found are added by show_gpus
-                    row = SettingRow(self, key, [(words, raw) for raw, words in GPU_WORDS.items()])
+                    row = SettingRow(self.save, key, [(words, raw) for raw, words in GPU_WORDS.items()])
                 else:
-                    row = SettingRow(self, key)
+                    row = SettingRow(self.save, key)
                 self.rows[key] = row
                 if row.label is row.editor:  # a checkbox carries its own label
                     form.addRow(row)
@@ -246,7 +246,7 @@ class SettingsPage(QWidget):
         shown with the reason and not selectable; a custom model (a .gguf path) can be typed in."""
         files = self.desktop.engine.model_files()
         statuses = [files.status(e) for e in entries]  # a stat and /proc/meminfo: no waiting
-        row = SettingRow(self, key, [(e.id if st.available else f"{e.id} — {st.note}", e.id)
+        row = SettingRow(self.save, key, [(e.id if st.available else f"{e.id} — {st.note}", e.id)
                                      for e, st in zip(entries, statuses)], editable=True)
         combo = row.editor
         assert isinstance(combo, QComboBox)
