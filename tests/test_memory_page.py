@@ -62,7 +62,7 @@ def child_with(item: Any, text: str) -> Any:
 
 
 def test_the_tree_shows_workspaces_projects_files_and_notes(stocked: Desktop, qtbot: Any) -> None:
-    page = MemoryPage(stocked)
+    page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
     qtbot.waitUntil(lambda: page.tree.topLevelItemCount() == 1 and page.tree.topLevelItem(0).childCount() == 1,
                     timeout=30_000)
     workspace = page.tree.topLevelItem(0)
@@ -77,7 +77,7 @@ def test_the_tree_shows_workspaces_projects_files_and_notes(stocked: Desktop, qt
 
 
 def test_adding_a_note_stores_it_and_shows_it(stocked: Desktop, qtbot: Any) -> None:
-    page = MemoryPage(stocked)
+    page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
     project = open_project(page, qtbot)
     page.note.setPlainText("The release train leaves every second Thursday.")
     page.project.setText("ops")
@@ -95,7 +95,7 @@ def test_adding_a_note_stores_it_and_shows_it(stocked: Desktop, qtbot: Any) -> N
 
 def test_a_note_written_by_anyone_shows_in_the_open_project_once_writes_go_quiet(stocked: Desktop,
                                                                                 qtbot: Any) -> None:
-    page = MemoryPage(stocked)
+    page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
     project = open_project(page, qtbot)
     page.tree.setCurrentItem(child_with(project.child(0), "backup.md"))
     stocked.engine.call("store", {"content": "Backups are kept for 30 days.", "project": "ops", "title": "Retention"})
@@ -106,7 +106,7 @@ def test_a_note_written_by_anyone_shows_in_the_open_project_once_writes_go_quiet
 
 
 def test_an_empty_note_is_refused_and_nothing_is_stored(stocked: Desktop, qtbot: Any) -> None:
-    page = MemoryPage(stocked)
+    page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
     before = stocked.engine.call("status", {}).result.memories
     page.note.setPlainText("   \n ")
     with qtbot.waitSignal(page.note_added, timeout=5_000) as refused:
@@ -123,7 +123,7 @@ def test_an_empty_note_is_refused_and_nothing_is_stored(stocked: Desktop, qtbot:
 
 
 def test_forgetting_a_file_asks_first_and_removes_that_file_alone(stocked: Desktop, qtbot: Any) -> None:
-    page = MemoryPage(stocked)
+    page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
     page.show()
     project = open_project(page, qtbot)
     assert not page.forget_button.isEnabled(), "nothing to forget until a file or a note is selected"
@@ -150,7 +150,7 @@ def test_forgetting_a_file_asks_first_and_removes_that_file_alone(stocked: Deskt
 
 
 def test_forgetting_a_note_removes_only_that_note(stocked: Desktop, qtbot: Any) -> None:
-    page = MemoryPage(stocked)
+    page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
     page.show()
     project = open_project(page, qtbot)
     page.tree.setCurrentItem(child_with(project.child(1), "Staging refresh"))
@@ -173,7 +173,7 @@ def test_show_more_loads_the_next_page_of_files(desktop: Desktop, home: Path, qt
     folder = write_tree(home / "many", {f"f{i}.md": f"# File {i}\n\nText number {i}." for i in range(5)})
     with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.kind == "ingest"):
         desktop.ingest_folder(str(folder), project="many")
-    page = MemoryPage(desktop)
+    page = MemoryPage(desktop.jobs, desktop.engine, desktop.shell)
     files = open_project(page, qtbot, "many").child(0)
     assert texts(files)[-1] == "Show more… (3 more files)"
     page.tree.itemClicked.emit(files.child(2), 0)
@@ -185,7 +185,7 @@ def test_show_more_loads_the_next_page_of_files(desktop: Desktop, home: Path, qt
 
 
 def test_every_control_has_a_name_and_the_tree_never_scrolls_sideways(stocked: Desktop, qtbot: Any) -> None:
-    page = MemoryPage(stocked)
+    page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
     page.resize(800, 600)
     page.show()
     open_project(page, qtbot)
@@ -202,7 +202,7 @@ def test_every_control_has_a_name_and_the_tree_never_scrolls_sideways(stocked: D
 
 
 def test_pause_indexing_and_ingest_a_folder_go_to_the_desktop(stocked: Desktop, qtbot: Any) -> None:
-    page = MemoryPage(stocked)
+    page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
     page.pause.click()
     assert stocked.engine.indexing_paused
     page.pause.click()
@@ -218,7 +218,7 @@ def test_cancel_stops_an_ingest_and_keeps_the_files_it_finished(desktop: Desktop
 
     files = _BATCH_FILES * 2 + 3
     folder = write_tree(home / "many", {f"n{i:03}.md": f"# Note {i}\n\nItem {i} of the list." for i in range(files)})
-    page = MemoryPage(desktop)
+    page = MemoryPage(desktop.jobs, desktop.engine, desktop.shell)
     page.show()
     desktop.set_indexing_paused(True)  # the first batch is written, then the ingest waits: a moment to cancel
     job = desktop.ingest_folder(str(folder), project="many")
@@ -246,7 +246,7 @@ def test_a_shared_workspace_is_added_from_the_page_and_shown_as_shared(desktop: 
     s3 = LoopbackS3()
     try:
         s3.create_bucket("team-memory")
-        page = MemoryPage(desktop)
+        page = MemoryPage(desktop.jobs, desktop.engine, desktop.shell)
         page.add_shared_workspace()
         dialog = page.shared_dialog
         assert dialog is not None and dialog.isVisible()

@@ -9,7 +9,7 @@ evidence as cards.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -25,15 +25,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engram.core import EngramError
+from engram.core import Engine, EngramError
 from engram.core.chat.conversation import Conversation
 
 from .asking import QuestionPanel
 from .chat_control import ChatController
 from .chat_view import ChatView
-
-if TYPE_CHECKING:
-    from .desktop import Desktop
+from .editors import EditorsController
+from .jobs import Jobs
+from .shell import Shell
 
 
 def _button(text: str, name: str) -> QPushButton:
@@ -45,9 +45,9 @@ def _button(text: str, name: str) -> QPushButton:
 class ChatPanel(QWidget):
     """Conversations (choose, new, rename, delete), the conversation shown, and a question box with Stop."""
 
-    def __init__(self, desktop: Desktop) -> None:
+    def __init__(self, jobs: Jobs, engine: Engine) -> None:
         super().__init__()
-        self.controller = ChatController(desktop.jobs, desktop.engine, self)
+        self.controller = ChatController(jobs, engine, self)
         self.conversation_id: str | None = None
         self.confirm: QMessageBox | None = None
         self.rename_dialog: QInputDialog | None = None
@@ -215,7 +215,7 @@ class ChatPanel(QWidget):
 class AskPage(QWidget):
     """Chat and recall, on two tabs."""
 
-    def __init__(self, desktop: Desktop) -> None:
+    def __init__(self, jobs: Jobs, engine: Engine, editors: EditorsController, shell: Shell) -> None:
         super().__init__()
         layout = QVBoxLayout(self)
         intro = QLabel("Chat with the model on this computer about what Engram remembers: it looks things up, "
@@ -227,13 +227,13 @@ class AskPage(QWidget):
         self.mode = QTabWidget()
         self.mode.setAccessibleName("Chat or recall")
         self.mode.tabBar().setAccessibleName("Chat or recall")
-        self.chat = ChatPanel(desktop)
+        self.chat = ChatPanel(jobs, engine)
         self.panel = QuestionPanel(
-            desktop, "recall", placeholder="e.g. how do we deploy, and how do we roll back?", button="Ask",
+            jobs, engine, editors, shell, "recall", placeholder="e.g. how do we deploy, and how do we roll back?", button="Ask",
             box_name="Question", empty="The plan, the answer and the passages it rests on appear here as cards.")
         self.mode.addTab(self.chat, "&Chat")
         self.mode.addTab(self.panel, "&Recall")
-        if desktop.engine.settings.chat.provider != "local":  # chat cannot run: recall comes first
+        if engine.settings.chat.provider != "local":  # chat cannot run: recall comes first
             self.mode.setCurrentWidget(self.panel)
         layout.addWidget(self.mode, 1)
         self.question = self.panel.question

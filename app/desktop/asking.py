@@ -7,21 +7,21 @@ results shown are asked again after a deletion, so no card offers what is gone.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
+from engram.core import Engine
 from engram.core.recall.models import RecallResult
 from engram.core.tool_calls import output_of
 from engram.core.tools.results import Deleted, SearchResult
 
 from .cards import ForgetTarget, ResultsView, ask_to_forget
-from .jobs import Job
+from .editors import EditorsController
+from .jobs import Job, Jobs
 from .opener import open_at_line
-
-if TYPE_CHECKING:
-    from .desktop import Desktop
+from .shell import Shell
 
 Tool = Literal["search", "recall"]
 
@@ -32,10 +32,13 @@ class QuestionPanel(QWidget):
     shown = Signal(str)  # the tool's text as an editor would get it, once its cards are shown (or the error)
     forgotten = Signal(str)  # what was forgotten, in a sentence (or why not)
 
-    def __init__(self, desktop: Desktop, tool: Tool, *, placeholder: str, button: str, box_name: str,
-                 empty: str) -> None:
+    def __init__(self, jobs: Jobs, engine: Engine, editors: EditorsController, shell: Shell, tool: Tool, *,
+                 placeholder: str, button: str, box_name: str, empty: str) -> None:
         super().__init__()
-        self.desktop = desktop
+        self.jobs = jobs
+        self.engine = engine
+        self.editors = editors
+        self.shell = shell
         self.tool = tool
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -54,14 +57,14 @@ class QuestionPanel(QWidget):
         self.results.show_message(empty)
         self.results.forget_requested.connect(self.confirm_forget)
         self.results.opener = self.open_file
-        self.results.opened.connect(lambda text: self.desktop.window.statusBar().showMessage(text, 10000))
+        self.results.opened.connect(lambda text: shell.show_message(text, 10000))
         layout.addWidget(self.results, 1)
         self.confirm: QMessageBox | None = None
 
     def open_file(self, file: str, line: int) -> str:
         """Open ``file`` at ``line`` as ``desktop.open_with`` says, the connected editors first."""
-        connected = [name for name, state in self.desktop.editors.states.items() if state.connected]
-        return open_at_line(file, line, self.desktop.engine.settings.desktop.open_with, connected)
+        connected = [name for name, state in self.editors.states.items() if state.connected]
+        return open_at_line(file, line, self.engine.settings.desktop.open_with, connected)
 
     def ask(self) -> None:
         """Run the tool on the box's text in the background; the cards follow."""
@@ -71,10 +74,10 @@ class QuestionPanel(QWidget):
             return
         self.ask_button.setEnabled(False)
         self.results.show_message("Recalling…" if self.tool == "recall" else "Searching…")
-        tools = self.desktop.engine.tools
-        self.desktop.jobs.submit("recall" if self.tool == "recall" else "task", f"{self.tool.capitalize()}: "
-                                 f"{question[:60]}", lambda report: tools.recall(question) if self.tool == "recall"
-                                 else tools.search(question), on_done=lambda job: self._show(question, job))
+        tools = self.engine.tools
+        self.jobs.submit("recall" if self.tool == "recall" else "task", f"{self.tool.capitalize()}: "
+                         f"{question[:60]}", lambda report: tools.recall(question) if self.tool == "recall"
+                         else tools.search(question), on_done=lambda job: self._show(question, job))
 
     def _show(self, question: str, job: Job) -> None:
         self.ask_button.setEnabled(True)
@@ -97,9 +100,9 @@ class QuestionPanel(QWidget):
 
     def forget(self, target: ForgetTarget) -> None:
         """Forget ``target`` in the background; the counts and the shown results follow."""
-        tools = self.desktop.engine.tools
-        self.desktop.jobs.submit("task", f"Forget {target.label}", lambda report: tools.delete(**target.args),
-                                 on_done=lambda job: self._forgotten(target, job))
+        tools = self.engine.tools
+        self.jobs.submit("task", f"Forget {target.label}", lambda report: tools.delete(**target.args),
+                         on_done=lambda job: self._forgotten(target, job))
 
     def _forgotten(self, target: ForgetTarget, job: Job) -> None:
         if job.error is not None:
@@ -110,5 +113,5 @@ class QuestionPanel(QWidget):
                     else f"Forgot the note “{target.label}”.")
             if self.question.text().strip():
                 self.ask()  # the results shown must not offer what is gone
-        self.desktop.notify("Memory", text, page="memory")
+        self.shell.notify("Memory", text, page="memory")
         self.forgotten.emit(text)

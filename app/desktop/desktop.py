@@ -4,6 +4,10 @@
 service (the same ``Service`` class as ``engram service``, not a copy) on the shared engine, shows
 the tray when the desktop has one (retrying while it appears; the window alone otherwise), and
 returns after ``quit``. Engine work goes through ``jobs`` so the Qt thread never blocks.
+
+The pages and the tray never see ``Desktop``: they get the jobs runner, the engine, the controllers, and a
+``Shell`` (app-level actions, and the signals ``Desktop`` emits: the counts, the state, the GPUs, the
+service). ``Desktop`` does not touch their widgets.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from .jobs import Job, Jobs
 from .models_control import ModelsController
 from .service_control import ServiceController
 from .settings_control import KeysController, SettingsController
+from .shell import Shell
 from .tray import Tray
 from .welcome import Welcome, first_run
 from .window import MainWindow
@@ -82,7 +87,13 @@ class Desktop(QObject):
         self.editors.toggled.connect(self._editor_toggled)
         self.models = ModelsController(self.jobs, self.engine, parent=self)
         self.service_control = ServiceController(paths, self.engine, parent=self)
-        self.service_control.changed.connect(self._service_changed)
+        self.shell = Shell(show_window=self.show_window, quit=self.quit,
+                           choose_folder_to_ingest=self.choose_folder_to_ingest,
+                           set_indexing_paused=self.set_indexing_paused, cancel_ingest=self.cancel_ingest,
+                           notify=self.notify, has_tray=lambda: self.tray is not None, parent=self)
+        self.shell.service_changed.connect(self.service_changed)
+        self.shell.status_changed.connect(self.status_changed)
+        self.service_control.changed.connect(self.shell.service_changed)
         self.service_control.failed.connect(self._fail)
         self.tray: Tray | None = None
         self._serve = serve
@@ -94,7 +105,8 @@ class Desktop(QObject):
         self.welcome: Welcome | None = None
         self.folder_dialog: QFileDialog | None = None
         self.jobs.changed.connect(self._update_state)
-        self.window = MainWindow(self)
+        self.window = MainWindow(self.shell, self.jobs, self.engine, editors=self.editors,
+                                 settings_control=self.settings_control, keys=self.keys, models=self.models)
         self.editors.refresh()  # the pages and the tray show the editors once their files have been read
 
     # ------------------------------------------------------------- settings
@@ -121,7 +133,7 @@ class Desktop(QObject):
             self._retry_tray()
         self.refresh()
         self.detect_gpus()
-        if first_run(self):
+        if first_run(self.paths.data_dir):
             self.show_welcome()
 
     def start_service(self) -> asyncio.Task[None]:
@@ -138,17 +150,13 @@ class Desktop(QObject):
     def service_note(self) -> str:
         return self.service_control.note
 
-    def _service_changed(self, note: str) -> None:
-        self.window.show_service(note)
-        self.service_changed.emit(note)
-
     def attach_tray(self) -> bool:
         """Show the tray icon if the desktop has a system tray now."""
         if self.tray is not None:
             return True
         if self._tray_wanted is False or (self._tray_wanted is None and not QSystemTrayIcon.isSystemTrayAvailable()):
             return False
-        self.tray = Tray(self)
+        self.tray = Tray(self.shell, self.editors, parent=self)
         self.tray.set_state(self.state)
         self.tray.show()
         return True
@@ -201,7 +209,8 @@ class Desktop(QObject):
         self.show_window()
 
         def open_welcome() -> None:
-            self.welcome = Welcome(self)
+            self.welcome = Welcome(self.window, self.shell, self.jobs, self.editors, self.engine.settings,
+                                   self.paths.data_dir, self.window.show_page)
             self.welcome.done_with.connect(self._notify_editors)
             self.welcome.open()
 
@@ -236,8 +245,7 @@ class Desktop(QObject):
             self.engine.pause_indexing()
         else:
             self.engine.resume_indexing()
-        if self.tray is not None and self.tray.pause_action.isChecked() != paused:
-            self.tray.pause_action.setChecked(paused)
+        self.shell.paused_changed.emit(paused)
         self._update_state()
 
     def _editor_toggled(self, _name: str, message: str, ok: bool) -> None:
@@ -260,13 +268,7 @@ class Desktop(QObject):
                       f"the CPU ({build.backend} build)") + (f"; {note}" if note else "")
             return engine.gpus(), chosen
 
-        def show(job: Job) -> None:
-            if job.error is not None:
-                self.window.settings.gpu_label.setText(f"{job.error.title}: {job.error.message}")
-            else:
-                self.window.settings.show_gpus(*job.result)
-
-        self.jobs.submit("task", "Looking for GPUs", work, on_done=show)
+        self.jobs.submit("task", "Looking for GPUs", work, on_done=self.shell.gpus_found.emit)
 
     def _show_counts(self, job: Job) -> None:
         if job.error is not None:
@@ -274,10 +276,8 @@ class Desktop(QObject):
         else:
             local_ai = "local AI on" if self.engine.settings.recall.llm else "local AI off"
             text = f"Remembers {remembered(job.result)} · {local_ai}"
-        if self.tray is not None:
-            self.tray.set_status(text)
-        self.window.overview.show_overview(job)
-        self.status_changed.emit(text)
+        self.shell.counts_changed.emit(job)
+        self.shell.status_changed.emit(text)
 
     # ------------------------------------------------------- state, notices
 
@@ -287,7 +287,7 @@ class Desktop(QObject):
         logger.log(logging.ERROR if error else logging.INFO, "%s: %s", title, message)
         if self.tray is not None and self.engine.settings.desktop.notifications:
             self.tray.notify(title, message, error=error, warning=warning, page=page)
-        self.window.statusBar().showMessage(f"{title}: {message}", 15000)
+        self.shell.show_message(f"{title}: {message}", 15000)
 
     def _fail(self, exc: EngramError) -> None:
         self._failed = exc
@@ -327,8 +327,7 @@ class Desktop(QObject):
             state, detail = "indexing", "paused" if self.engine.indexing_paused else ""
         else:
             state, detail = "ready", "indexing paused" if self.engine.indexing_paused else ""
-        if self.tray is not None:
-            self.tray.set_state(state, detail)
+        self.shell.state_changed.emit(state, detail)
         if state != self.state:
             self.state = state
             self.state_changed.emit(state)

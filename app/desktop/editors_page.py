@@ -10,7 +10,6 @@ became connected while the app runs is shown with a reminder to restart it.
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QPalette, QShowEvent
@@ -28,10 +27,7 @@ from PySide6.QtWidgets import (
 
 from engram.mcp.setup_clients import CLIENTS
 
-from .editors import EditorState
-
-if TYPE_CHECKING:
-    from .desktop import Desktop
+from .editors import EditorsController, EditorState
 
 CHECKING = "Checking…"  # the editors' files have not been read yet
 
@@ -160,10 +156,9 @@ class EditorCard(QFrame):
 class EditorsPage(QWidget):
     changed = Signal(str, str)  # editor name, what happened (or why not)
 
-    def __init__(self, desktop: Desktop) -> None:
+    def __init__(self, editors: EditorsController) -> None:
         super().__init__()
-        self.desktop = desktop
-        self.editors = desktop.editors
+        self.editors = editors
         self.busy: dict[str, str] = {}  # editor → "Connecting…" or "Disconnecting…", until its file is read again
         self._written: set[str] = set()  # editors whose change has run; busy until the read that follows it
         self.to_restart: set[str] = set()  # became connected while the app runs

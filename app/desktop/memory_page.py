@@ -10,7 +10,7 @@ Every engine call runs as a job; the tree is read again a second after anyone wr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QShowEvent
@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engram.core import EngramError
+from engram.core import Engine, EngramError
 from engram.core.tool_calls import output_of
 from engram.core.tools.results import Deleted, Stored
 from engram.core.workspaces import WorkspacePlace
@@ -38,12 +38,10 @@ from engram.core.workspaces import WorkspacePlace
 from .cards import ForgetTarget, ask_to_forget
 from .counts import count_of
 from .job_row import JobRow
-from .jobs import Job
+from .jobs import Job, Jobs
 from .memory_tree import NOTES_SHOWN, ROLE, Entry, Row, entry_of, fill, read_project, read_workspaces, sync
 from .shared_dialog import SharedWorkspaceDialog
-
-if TYPE_CHECKING:
-    from .desktop import Desktop
+from .shell import Shell
 
 #: Writes by anyone are let settle this long before the tree is read again.
 RELOAD_DELAY_MS = 1000
@@ -72,9 +70,11 @@ class MemoryPage(QWidget):
     forgotten = Signal(str)  # what was forgotten, in a sentence (or why not)
     note_added = Signal(str)  # the note was stored, in a sentence (or why not)
 
-    def __init__(self, desktop: Desktop) -> None:
+    def __init__(self, jobs: Jobs, engine: Engine, shell: Shell) -> None:
         super().__init__()
-        self.desktop = desktop
+        self.jobs = jobs
+        self.engine = engine
+        self.shell = shell
         self.confirm: QMessageBox | None = None
         self.tree = _named(QTreeWidget(), "What Engram remembers, by workspace, project, file and note")
         self.tree.setHeaderHidden(True)
@@ -110,10 +110,10 @@ class MemoryPage(QWidget):
         add_layout.addLayout(_row(QLabel("Project:"), self.project, self.add_button, stretching=1))
 
         self.ingest_button = _named(QPushButton("Ingest a folder…"), "Ingest a folder")
-        self.ingest_button.clicked.connect(desktop.choose_folder_to_ingest)
+        self.ingest_button.clicked.connect(shell.choose_folder_to_ingest)
         self.pause = _named(QCheckBox("Pause indexing"), "Pause indexing")
-        self.pause.setChecked(desktop.engine.indexing_paused)
-        self.pause.toggled.connect(desktop.set_indexing_paused)
+        self.pause.setChecked(engine.indexing_paused)
+        self.pause.toggled.connect(shell.set_indexing_paused)
         self.no_jobs = _named(QLabel("No folder is being indexed."), "Ingests in progress")
         self.jobs_box = QVBoxLayout()
         self.jobs_box.addWidget(self.no_jobs)
@@ -129,13 +129,13 @@ class MemoryPage(QWidget):
         layout.addLayout(_row(add, ingest), 1)
         self._rows: dict[int, JobRow] = {}
         self._cancels: dict[int, QPushButton] = {}
-        desktop.jobs.changed.connect(self.show_job)
+        jobs.changed.connect(self.show_job)
 
         self._reload = QTimer(self)
         self._reload.setSingleShot(True)
         self._reload.setInterval(RELOAD_DELAY_MS)
         self._reload.timeout.connect(self.reload)
-        desktop.jobs.memories_changed.connect(lambda _workspace: self._reload.start())
+        jobs.memories_changed.connect(lambda _workspace: self._reload.start())
         self.reload()
 
     # -------------------------------------------------------------------- tree
@@ -143,9 +143,9 @@ class MemoryPage(QWidget):
     def reload(self) -> None:
         """Read the workspaces and projects again (a job); open projects read their files and notes again."""
         self._reload.stop()
-        engine = self.desktop.engine
-        self.desktop.jobs.submit("task", "Listing memories", lambda report: read_workspaces(engine),
-                                 on_done=self._show_workspaces)
+        engine = self.engine
+        self.jobs.submit("task", "Listing memories", lambda report: read_workspaces(engine),
+                         on_done=self._show_workspaces)
 
     def _show_workspaces(self, job: Job) -> None:
         root = self.tree.invisibleRootItem()
@@ -211,10 +211,10 @@ class MemoryPage(QWidget):
 
     def load_project(self, workspace: str, project: str, offset: int = 0) -> None:
         """Read one page of a project's files (with the first page, its latest notes) in a job."""
-        engine = self.desktop.engine
-        self.desktop.jobs.submit("task", f"Listing {project}",
-                                 lambda report: read_project(engine, workspace, project, offset),
-                                 on_done=lambda job: self._show_project(workspace, project, offset, job))
+        engine = self.engine
+        self.jobs.submit("task", f"Listing {project}",
+                         lambda report: read_project(engine, workspace, project, offset),
+                         on_done=lambda job: self._show_project(workspace, project, offset, job))
 
     def _show_project(self, workspace: str, project: str, offset: int, job: Job) -> None:
         item = self.project_item(workspace, project)
@@ -258,8 +258,8 @@ class MemoryPage(QWidget):
 
     def add_shared_workspace(self) -> None:
         """Open the dialog that adds a shared workspace (window-modal; it contacts the bucket in a job)."""
-        engine = self.desktop.engine
-        self.shared_dialog = SharedWorkspaceDialog(self, self.desktop.jobs, engine.add_shared_workspace,
+        engine = self.engine
+        self.shared_dialog = SharedWorkspaceDialog(self, self.jobs, engine.add_shared_workspace,
                                                    self._shared_added)
         self.shared_dialog.open()
 
@@ -297,9 +297,9 @@ class MemoryPage(QWidget):
 
     def forget(self, target: ForgetTarget, entry: Entry) -> None:
         """Forget ``target`` in a job; then the project it was in is read again."""
-        tools = self.desktop.engine.tools
-        self.desktop.jobs.submit("task", f"Forget {target.label}", lambda report: tools.delete(**target.args),
-                                 on_done=lambda job: self._forgotten(target, entry, job))
+        tools = self.engine.tools
+        self.jobs.submit("task", f"Forget {target.label}", lambda report: tools.delete(**target.args),
+                         on_done=lambda job: self._forgotten(target, entry, job))
 
     def _forgotten(self, target: ForgetTarget, entry: Entry, job: Job) -> None:
         if job.error is not None:
@@ -322,9 +322,9 @@ class MemoryPage(QWidget):
             return
         project = self.project.text().strip() or DEFAULT_PROJECT
         self.add_button.setEnabled(False)
-        tools = self.desktop.engine.tools
-        self.desktop.jobs.submit("task", "Add a note", lambda report: tools.store(content, project=project),
-                                 on_done=self._added)
+        tools = self.engine.tools
+        self.jobs.submit("task", "Add a note", lambda report: tools.store(content, project=project),
+                         on_done=self._added)
 
     def _added(self, job: Job) -> None:
         self.add_button.setEnabled(True)
@@ -374,12 +374,12 @@ class MemoryPage(QWidget):
 
     def cancel_ingest(self, job_id: int) -> None:
         """Stop that ingest after its current batch; what it finished stays (a notice says so when it ends)."""
-        if not self.desktop.cancel_ingest(job_id):
+        if not self.shell.cancel_ingest(job_id):
             self.message.setText("That ingest has already ended.")
 
     def showEvent(self, event: QShowEvent) -> None:
         """The tray can pause indexing too: show the engine's state when the page appears."""
         self.pause.blockSignals(True)
-        self.pause.setChecked(self.desktop.engine.indexing_paused)
+        self.pause.setChecked(self.engine.indexing_paused)
         self.pause.blockSignals(False)
         super().showEvent(event)

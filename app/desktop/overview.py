@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -13,31 +13,34 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engram.core import Engine
+
 from .asking import QuestionPanel
 from .counts import state_sentence
+from .editors import EditorsController
 from .job_row import JobRow
-from .jobs import Job
-
-if TYPE_CHECKING:
-    from .desktop import Desktop
+from .jobs import Job, Jobs
+from .shell import Shell
 
 
 class OverviewPage(QWidget):
     """Home: the state in one sentence, a search box with results as cards, recent notes, jobs in progress."""
 
-    def __init__(self, desktop: Desktop) -> None:
+    def __init__(self, jobs: Jobs, engine: Engine, editors: EditorsController, shell: Shell) -> None:
         super().__init__()
-        self.desktop = desktop
+        self.engine = engine
+        self.editors = editors
         layout = QVBoxLayout(self)
         self.state = QLabel("Counting what Engram remembers…")
         self.state.setWordWrap(True)
         self.state.setAccessibleName("What Engram remembers")
         layout.addWidget(self.state)
         self._overview: dict[str, Any] | None = None
-        desktop.editors.changed.connect(self.show_state)
+        editors.changed.connect(self.show_state)
+        shell.counts_changed.connect(self.show_overview)
 
         self.panel = QuestionPanel(
-            desktop, "search", placeholder="Search your memory: e.g. rollback approval", button="Search",
+            jobs, engine, editors, shell, "search", placeholder="Search your memory: e.g. rollback approval", button="Search",
             box_name="Search", empty="What you find appears here as cards: where each passage comes from, the "
                                      "words that matched, and actions to open, copy or forget it.")
         layout.addWidget(self.panel, 3)
@@ -60,7 +63,7 @@ class OverviewPage(QWidget):
         self.jobs_box.addWidget(self.no_jobs)
         layout.addLayout(self.jobs_box)
         self._rows: dict[int, JobRow] = {}
-        desktop.jobs.changed.connect(self.show_job)
+        jobs.changed.connect(self.show_job)
 
     @property
     def confirm(self) -> QMessageBox | None:
@@ -70,7 +73,7 @@ class OverviewPage(QWidget):
     # ------------------------------------------------------------------ counts
 
     def show_overview(self, job: Job) -> None:
-        """Show the counts job's result (``Desktop.refresh`` runs it for the tray and this page)."""
+        """Show the counts job's result (``Desktop.refresh`` runs it for the tray and this page: ``counts_changed``)."""
         if job.error is not None:
             self.state.setText(f"{job.error.title}: {job.error.message}")
             return
@@ -87,8 +90,8 @@ class OverviewPage(QWidget):
         """The sentence at the top, from the last counts and the editors' states."""
         if self._overview is None:
             return
-        connected = sum(1 for e in self.desktop.editors.states.values() if e.connected)
-        self.state.setText(state_sentence(self._overview, connected, self.desktop.engine.settings.recall.llm))
+        connected = sum(1 for e in self.editors.states.values() if e.connected)
+        self.state.setText(state_sentence(self._overview, connected, self.engine.settings.recall.llm))
 
     # -------------------------------------------------------------------- jobs
 

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from engram.core import Engine, EngramError, Paths
 from engram.core.errors import SettingsError
-from engram.core.settings_file import load_settings, reset_value, set_value
+from engram.core.settings_file import LoadedSettings, load_settings, reset_value, set_value
 
 from .. import keys
 from . import autostart
@@ -134,7 +134,11 @@ class SettingsController(QObject):
             return f"{exc.title}\n{exc.message}"
         return ""
 
-    def _load(self) -> Any:
+    def loaded(self) -> LoadedSettings:
+        """The settings as they are now (file + environment). Raises ``SettingsError`` for a bad file."""
+        return self._load()
+
+    def _load(self) -> LoadedSettings:
         return load_settings(self.paths.settings_file, self.environ)
 
     # ------------------------------------------------------- on the Qt thread

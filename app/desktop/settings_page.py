@@ -12,7 +12,7 @@ keyring through the keys controller: the page only shows widgets. It never scrol
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
@@ -30,19 +30,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engram.core import EngramError
+from engram.core import Engine, EngramError
 from engram.core.manifest import ModelEntry, load_manifest
 from engram.core.models.providers import is_local_inference
 
 from .. import keys
 from .every_setting import EverySetting
+from .jobs import Job
 from .models_control import ModelsController
 from .setting_labels import PAGE_GROUPS
 from .setting_rows import GPU_WORDS, SettingRow, error_colour, palette_changed, wrapped
-from .settings_control import Refused, Saved
-
-if TYPE_CHECKING:
-    from .desktop import Desktop
+from .settings_control import KeysController, Refused, Saved, SettingsController
+from .shell import Shell
 
 #: The page's groups and the keys each edits, in the order shown.
 SECTIONS: list[tuple[str, list[str]]] = PAGE_GROUPS
@@ -61,9 +60,13 @@ class SettingsPage(QWidget):
     saved = Signal(str, object)  # key, the value as stored
     refused = Signal(str, str)  # key, the message shown
 
-    def __init__(self, desktop: Desktop) -> None:
+    def __init__(self, engine: Engine, settings_control: SettingsController, keys: KeysController,
+                 models: ModelsController, shell: Shell) -> None:
         super().__init__()
-        self.desktop = desktop
+        self.engine = engine
+        self.settings_control = settings_control
+        self.keys = keys
+        self.models = models
         self.rows: dict[str, SettingRow] = {}
         self.groups: dict[str, QGroupBox] = {}
         outer = QVBoxLayout(self)
@@ -74,9 +77,6 @@ class SettingsPage(QWidget):
         body = QWidget()
         scroll.setWidget(body)
         layout = QVBoxLayout(body)
-        models = getattr(desktop, "models", None)  # the desktop's own; a page of its own for a bare desktop
-        self.models = models if isinstance(models, ModelsController) else ModelsController(
-            desktop.jobs, desktop.engine, parent=self)
         self._key_error = False
         manifest = load_manifest().values()
         helper_ids = [e.id for e in manifest if "helper" in e.roles]
@@ -93,7 +93,7 @@ class SettingsPage(QWidget):
                     row = self._chat_model_row(key, [e for e in manifest if {"helper", "chat-large"} & set(e.roles)])
                 elif key == "desktop.open_with":  # in words; a command of one's own can be typed in
                     row = SettingRow(self.save, key, [("An editor that goes to the line (automatic)", "auto"),
-                                                 ("The app my computer uses for the file", "system")], editable=True)
+                                                      ("The app my computer uses for the file", "system")], editable=True)
                 elif key == "model.gpu_device":  # in words; the GPUs found are added by show_gpus
                     row = SettingRow(self.save, key, [(words, raw) for raw, words in GPU_WORDS.items()])
                 else:
@@ -114,10 +114,11 @@ class SettingsPage(QWidget):
                 form.addRow(self.every_setting)
             layout.addWidget(box)
         layout.addStretch(1)
-        desktop.settings_control.saved.connect(self._saved)
-        desktop.settings_control.refused.connect(self._refused)
-        desktop.settings_control.reset_done.connect(lambda _key: self.load())
-        desktop.keys.state.connect(self._show_key_text)
+        settings_control.saved.connect(self._saved)
+        settings_control.refused.connect(self._refused)
+        settings_control.reset_done.connect(lambda _key: self.load())
+        keys.state.connect(self._show_key_text)
+        shell.gpus_found.connect(self._gpus_found)
         self.models.progress.connect(self._model_progress)
         self.models.done.connect(self._model_done)
         self.load()
@@ -125,7 +126,7 @@ class SettingsPage(QWidget):
     # ------------------------------------------------------------ the rows
 
     def load(self) -> None:
-        loaded = self.desktop.loaded_settings()
+        loaded = self.settings_control.loaded()
         for key, row in self.rows.items():
             row.load(loaded.value(key), loaded.origins.get(key, "default"))
             row.show_error(None)
@@ -135,7 +136,7 @@ class SettingsPage(QWidget):
 
     def save(self, row: SettingRow, text: str) -> None:
         """Write ``row``'s new value in the background; ``saved`` or ``refused`` follows."""
-        self.desktop.settings_control.save(row.key, text)
+        self.settings_control.save(row.key, text)
 
     def _saved(self, outcome: Saved) -> None:
         row = self.rows.get(outcome.key)
@@ -157,13 +158,13 @@ class SettingsPage(QWidget):
 
     def reset(self, key: str) -> None:
         """Back to the default (in the background); the rows are shown again after."""
-        self.desktop.settings_control.reset(key)
+        self.settings_control.reset(key)
 
     # ---------------------------------------------------- recall.llm state
 
     def explain_llm(self) -> None:
         """Say what local AI does for recall (``recall.llm``) and whether it can be on (local provider? model present?)."""
-        s = self.desktop.engine.settings
+        s = self.engine.settings
         what = ("When local AI plans and answers recalls, the helper model plans extra searches and condenses the "
                 "evidence into an answer that cites it; otherwise a recall returns the evidence itself. ")
         if not is_local_inference(s.tagger.llm_provider, s.tagger.base_url):
@@ -244,10 +245,10 @@ class SettingsPage(QWidget):
     def _chat_model_row(self, key: str, entries: list[Any]) -> SettingRow:
         """The chat model's list: each manifest model by id, one that needs more memory than this computer has
         shown with the reason and not selectable; a custom model (a .gguf path) can be typed in."""
-        files = self.desktop.engine.model_files()
+        files = self.engine.model_files()
         statuses = [files.status(e) for e in entries]  # a stat and /proc/meminfo: no waiting
         row = SettingRow(self.save, key, [(e.id if st.available else f"{e.id} — {st.note}", e.id)
-                                     for e, st in zip(entries, statuses)], editable=True)
+                                          for e, st in zip(entries, statuses)], editable=True)
         combo = row.editor
         assert isinstance(combo, QComboBox)
         for index, status in enumerate(statuses):
@@ -258,6 +259,12 @@ class SettingsPage(QWidget):
         return row
 
     # ----------------------------------------------------------- GPU
+
+    def _gpus_found(self, job: Job) -> None:
+        if job.error is not None:
+            self.gpu_label.setText(f"{job.error.title}: {job.error.message}")
+        else:
+            self.show_gpus(*job.result)
 
     def show_gpus(self, gpus: list[Any], chosen: str) -> None:
         """List the GPUs found in the GPU dropdown, in words (``GPU 0: NVIDIA … (8192 MB)``, saved as ``0``)."""
@@ -293,7 +300,7 @@ class SettingsPage(QWidget):
         self.key_store.clicked.connect(self.store_key)
         self.key_remove.clicked.connect(self.remove_key)
         # Reading a secret can make the OS ask to unlock the keyring: only when the person picks a provider.
-        self.key_provider.currentTextChanged.connect(self.desktop.keys.show)
+        self.key_provider.currentTextChanged.connect(self.keys.show)
         for w, name in ((self.key_provider, "Provider of the API key"), (self.key_input, "API key"),
                         (self.key_store, "Store the API key"), (self.key_remove, "Remove the API key")):
             w.setAccessibleName(name)
@@ -304,7 +311,7 @@ class SettingsPage(QWidget):
         layout.addWidget(self.key_state)
         for w in (self.key_input, self.key_store, self.key_remove):
             w.setEnabled(False)  # until the keyring has answered
-        self.desktop.keys.check()
+        self.keys.check()
         return box
 
     def _show_key_text(self, text: str, works: bool, is_error: bool) -> None:
@@ -327,8 +334,8 @@ class SettingsPage(QWidget):
         secret = self.key_input.text()
         self.key_input.clear()
         self.key_state.setText("Storing…")
-        self.desktop.keys.store(self.key_provider.currentText(), secret)
+        self.keys.store(self.key_provider.currentText(), secret)
 
     def remove_key(self) -> None:
-        self.desktop.keys.remove(self.key_provider.currentText())
+        self.keys.remove(self.key_provider.currentText())
 

@@ -2,56 +2,58 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from engram.mcp.setup_clients import CLIENTS
 
+from .editors import EditorsController
 from .resources import tray_icon
-
-if TYPE_CHECKING:
-    from .desktop import Desktop
+from .shell import Shell
 
 STATE_TIPS = {"ready": "Engram — ready", "indexing": "Engram — indexing", "downloading": "Engram — downloading a model",
               "error": "Engram — something failed (open Engram for details)"}
 
 
 class Tray(QObject):
-    """The icon, its menu and its notifications. Every action calls into ``Desktop``."""
+    """The icon, its menu and its notifications. Every action calls into the ``Shell``; the icon, its tooltip,
+    the status line and Pause indexing follow the shell's signals."""
 
-    def __init__(self, desktop: Desktop) -> None:
-        super().__init__(desktop)
-        self.desktop = desktop
+    def __init__(self, shell: Shell, editors: EditorsController, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.shell = shell
+        self.editors = editors
         self.icon = QSystemTrayIcon(tray_icon("ready"))
         self.menu = QMenu()
         self.status_action = self.menu.addAction("Starting…")
         self.status_action.setEnabled(False)
         self.menu.addSeparator()
         self.open_action = self.menu.addAction("Open Engram")
-        self.open_action.triggered.connect(desktop.show_window)
+        self.open_action.triggered.connect(lambda: shell.show_window())
         self.editors_menu = self.menu.addMenu("Connect an editor")
         self.editor_actions: dict[str, QAction] = {}
         for client in CLIENTS.values():
             action = self.editors_menu.addAction(client.label)
             action.setCheckable(True)
-            action.triggered.connect(lambda _checked=False, name=client.name: desktop.editors.toggle(name))
+            action.triggered.connect(lambda _checked=False, name=client.name: editors.toggle(name))
             self.editor_actions[client.name] = action
         self.ingest_action = self.menu.addAction("Ingest a folder…")
-        self.ingest_action.triggered.connect(desktop.choose_folder_to_ingest)
+        self.ingest_action.triggered.connect(shell.choose_folder_to_ingest)
         self.pause_action = self.menu.addAction("Pause indexing")
         self.pause_action.setCheckable(True)
-        self.pause_action.toggled.connect(desktop.set_indexing_paused)
+        self.pause_action.toggled.connect(shell.set_indexing_paused)
         self.menu.addSeparator()
         self.quit_action = self.menu.addAction("Quit Engram")
-        self.quit_action.triggered.connect(desktop.quit)
+        self.quit_action.triggered.connect(shell.quit)
         self.icon.setContextMenu(self.menu)
         self.icon.activated.connect(self._activated)
         self.last_page: str | None = None  # the page the latest notification is about
-        self.icon.messageClicked.connect(lambda: desktop.show_window(self.last_page))
-        desktop.editors.changed.connect(self.refresh_editors)
+        self.icon.messageClicked.connect(lambda: shell.show_window(self.last_page))
+        editors.changed.connect(self.refresh_editors)
+        shell.state_changed.connect(self.set_state)
+        shell.status_changed.connect(self.set_status)
+        shell.paused_changed.connect(self.show_paused)
         self.refresh_editors()
         self.set_state("ready")
 
@@ -68,10 +70,15 @@ class Tray(QObject):
     def set_status(self, text: str) -> None:
         self.status_action.setText(text)
 
+    def show_paused(self, paused: bool) -> None:
+        """Tick (or untick) Pause indexing: indexing may be paused from the window too."""
+        if self.pause_action.isChecked() != paused:
+            self.pause_action.setChecked(paused)
+
     def refresh_editors(self) -> None:
         """Show the editors' states as last read (the controller reads them in the background)."""
         for name, action in self.editor_actions.items():
-            state = self.desktop.editors.states.get(name)
+            state = self.editors.states.get(name)
             configured = state is not None and state.connected
             action.setChecked(configured)
             action.setText(f"{CLIENTS[name].label} (connected)" if configured else CLIENTS[name].label)
@@ -86,4 +93,4 @@ class Tray(QObject):
 
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason in (QSystemTrayIcon.ActivationReason.Trigger, QSystemTrayIcon.ActivationReason.DoubleClick):
-            self.desktop.show_window()
+            self.shell.show_window()

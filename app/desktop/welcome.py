@@ -7,7 +7,8 @@ fetched only from the Settings page.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -21,24 +22,33 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engram.core import EngramError
+from engram.core import EngramError, Settings
 from engram.core.manifest import resolve_model
 
-if TYPE_CHECKING:
-    from .desktop import Desktop
+from .editors import EditorsController
+from .jobs import Jobs
+from .shell import Shell
 
 MARKER = "welcome-done"
 
 
 class Welcome(QDialog):
     """Three short steps: connect the editors found, choose folders to remember, local AI (off, and what
-    turning it on means). *Later* closes it at any step; *Finish* connects the editors ticked."""
+    turning it on means). *Later* closes it at any step; *Finish* connects the editors ticked.
+
+    ``show_page`` brings a page of the window to the front; ``data_dir`` is where the marker is written."""
 
     done_with = Signal(list)  # the messages of what it did
 
-    def __init__(self, desktop: Desktop) -> None:
-        super().__init__(desktop.window)
-        self.desktop = desktop
+    def __init__(self, parent: QWidget, shell: Shell, jobs: Jobs, editors: EditorsController, settings: Settings,
+                 data_dir: Path, show_page: Callable[[str], None]) -> None:
+        super().__init__(parent)
+        self.shell = shell
+        self.jobs = jobs
+        self.editors = editors
+        self.settings = settings
+        self.data_dir = data_dir
+        self.show_page = show_page
         self.setWindowTitle("Welcome to Engram")
         layout = QVBoxLayout(self)
         intro = QLabel("<h3>Welcome to Engram</h3><p>Engram keeps a memory for your AI tools on this computer: "
@@ -86,7 +96,7 @@ class Welcome(QDialog):
         page, layout = _page("<b>1. Connect your editors</b> — the ones found on this computer. Each one reads "
                              "its settings when it starts: restart it afterwards.")
         self.checks: dict[str, QCheckBox] = {}
-        states = self.desktop.editors.states
+        states = self.editors.states
         for editor in states.values():
             if editor.state in ("exists", "installed"):
                 box = self.checks[editor.name] = QCheckBox(editor.label)
@@ -103,14 +113,14 @@ class Welcome(QDialog):
         page, layout = _page("<b>2. Choose folders to remember</b> — notes, documents, code. Engram reads them "
                              "here and keeps what it learns on this computer; the files stay where they are.")
         self.folder_button = QPushButton("Choose a folder to remember…")
-        self.folder_button.clicked.connect(self.desktop.choose_folder_to_ingest)
+        self.folder_button.clicked.connect(self.shell.choose_folder_to_ingest)
         layout.addWidget(self.folder_button)
         layout.addWidget(QLabel("You can add more at any time with Ingest a folder… in the tray menu."))
         layout.addStretch(1)
         return page
 
     def _local_ai_step(self) -> QWidget:
-        settings = self.desktop.engine.settings
+        settings = self.settings
         try:
             entry = resolve_model(settings.tagger.local.model)
             size = f"{entry.size / 1e9:.1f} GB" if entry.size else "a few GB"
@@ -124,7 +134,7 @@ class Welcome(QDialog):
             f"it uses {memory} while it works and runs on this computer only (on your GPU when there is one). "
             "Nothing is sent anywhere.")
         self.local_ai_button = QPushButton("Open Local AI settings")
-        self.local_ai_button.clicked.connect(lambda: self.desktop.window.show_page("settings"))
+        self.local_ai_button.clicked.connect(lambda: self.show_page("settings"))
         layout.addWidget(self.local_ai_button)
         layout.addWidget(QLabel("Engram works without it: recall then returns the evidence itself."))
         layout.addStretch(1)
@@ -132,7 +142,7 @@ class Welcome(QDialog):
 
     def _finish(self, result: int) -> None:
         chosen = [name for name, box in self.checks.items() if box.isChecked()]
-        data_dir = self.desktop.paths.data_dir
+        data_dir = self.data_dir
 
         def mark(_report: object) -> None:
             try:
@@ -141,9 +151,9 @@ class Welcome(QDialog):
             except OSError:
                 pass  # shown again next time; nothing else depends on it
 
-        self.desktop.jobs.submit("task", "Remembering the welcome was shown", mark, lane="settings")
+        self.jobs.submit("task", "Remembering the welcome was shown", mark, lane="settings")
         if result == QDialog.DialogCode.Accepted and chosen:
-            self.desktop.editors.connect_all(chosen, self.done_with.emit)
+            self.editors.connect_all(chosen, self.done_with.emit)
         else:
             self.done_with.emit([])
 
@@ -158,5 +168,6 @@ def _page(text: str) -> tuple[QWidget, QVBoxLayout]:
     return page, layout
 
 
-def first_run(desktop: Desktop) -> bool:
-    return not (desktop.paths.data_dir / MARKER).exists()
+def first_run(data_dir: Path) -> bool:
+    """Whether the welcome has not been closed yet for the data folder ``data_dir``."""
+    return not (data_dir / MARKER).exists()

@@ -5,35 +5,40 @@ Keyboard: Ctrl+F goes to Home's search box; Ctrl+1… opens the pages in order; 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget, QWidget
 
+from engram.core import Engine
+
 from .ask_page import AskPage
+from .editors import EditorsController
 from .editors_page import EditorsPage
+from .jobs import Jobs
 from .memory_page import MemoryPage
+from .models_control import ModelsController
 from .overview import OverviewPage
 from .resources import app_icon
+from .settings_control import KeysController, SettingsController
 from .settings_page import SettingsPage
-
-if TYPE_CHECKING:
-    from .desktop import Desktop
+from .shell import Shell
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, desktop: Desktop) -> None:
+    """The pages on tabs; the status bar says the shell's messages and the service's address."""
+
+    def __init__(self, shell: Shell, jobs: Jobs, engine: Engine, *, editors: EditorsController,
+                 settings_control: SettingsController, keys: KeysController, models: ModelsController) -> None:
         super().__init__()
-        self.desktop = desktop
+        self.shell = shell
         self.setWindowTitle("Engram")
         self.setWindowIcon(app_icon())
         self.resize(900, 680)
         self.tabs = QTabWidget()
-        self.overview = OverviewPage(desktop)
-        self.ask = AskPage(desktop)
-        self.memory = MemoryPage(desktop)
-        self.settings = SettingsPage(desktop)
-        self.editors = EditorsPage(desktop)
+        self.overview = OverviewPage(jobs, engine, editors, shell)
+        self.ask = AskPage(jobs, engine, editors, shell)
+        self.memory = MemoryPage(jobs, engine, shell)
+        self.settings = SettingsPage(engine, settings_control, keys, models, shell)
+        self.editors = EditorsPage(editors)
         self.pages: dict[str, QWidget] = {"home": self.overview, "ask": self.ask, "memory": self.memory, "editors": self.editors,
                                           "settings": self.settings}
         for name, page in self.pages.items():
@@ -47,6 +52,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
         self.service_label = QLabel()
         self.statusBar().addPermanentWidget(self.service_label)
+        shell.message.connect(self.statusBar().showMessage)
+        shell.service_changed.connect(self.show_service)
 
     def show_page(self, name: str) -> None:
         """Bring page ``name`` (home, ask, memory, editors, settings) to the front; an unknown name changes nothing."""
@@ -64,9 +71,9 @@ class MainWindow(QMainWindow):
         self.service_label.setText(text)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.desktop.tray is not None:
+        if self.shell.has_tray:
             event.ignore()  # the tray stays; Quit is in its menu
             self.hide()
         else:
             event.accept()  # no tray to come back from: closing the window quits
-            self.desktop.quit()
+            self.shell.quit()
