@@ -19,14 +19,15 @@ FORBIDDEN = {
 }
 
 
-def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import in a file, relative imports resolved against its package."""
+def import_statements(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names) of every import in a file: ``import a.b`` gives ``a.b`` and no names, ``from x import
+    y, z`` gives ``x`` (a relative one resolved against the file's package) and ``[y, z]``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = "engram." + ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
-    found = []
+    found: list[tuple[int, str, list[str]]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
+            found += [(node.lineno, alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -34,8 +35,13 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            found.append((node.lineno, module))
+            found.append((node.lineno, module, [alias.name for alias in node.names]))
     return found
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import in a file, relative imports resolved against its package."""
+    return [(line, module) for line, module, _ in import_statements(path)]
 
 
 def violations(layer: str) -> list[str]:
@@ -184,40 +190,22 @@ def module_graph() -> dict[str, set[str]]:
     paths = {module_name(ROOT, p): p for layer in ("core", "mcp", "app") for p in sorted((ROOT / layer).rglob("*.py"))}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
-        is_package = path.name == "__init__.py"
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         found: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                found |= {alias.name for alias in node.names if alias.name in paths}
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = name.split(".") if is_package else name.split(".")[:-1]
-                    base = base[: len(base) - (node.level - 1)]
-                    module = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    module = node.module or ""
-                for alias in node.names:
-                    if f"{module}.{alias.name}" in paths:
-                        found.add(f"{module}.{alias.name}")
-                    elif module in paths:
-                        found.add(module)
+        for _, module, names in import_statements(path):
+            if not names:
+                found |= {module} & paths.keys()
+            for imported in names:
+                if f"{module}.{imported}" in paths:
+                    found.add(f"{module}.{imported}")
+                elif module in paths:
+                    found.add(module)
         found.discard(name)
         graph[name] = found
     return graph
 
 
-#: The one circle left (issue 32, item 1: the pages take narrow collaborators instead of ``Desktop``). It may only
-#: shrink: a module joining it, or any other circle, fails the test; remove this once the pages are rewired.
-KNOWN_DESKTOP_CIRCLE = frozenset(f"engram.app.desktop.{m}" for m in (
-    "ask_page", "asking", "desktop", "editors_page", "every_setting", "memory_page", "overview", "setting_rows",
-    "settings_page", "tray", "welcome", "window"))
-
-
 def test_no_module_imports_itself_through_others() -> None:
-    found = cycles(module_graph())
-    assert [group for group in found if not set(group) <= KNOWN_DESKTOP_CIRCLE] == []
-    assert len(found) <= 1
+    assert cycles(module_graph()) == []
 
 
 def test_the_module_check_catches_a_circle_through_a_type_checking_import(
