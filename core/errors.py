@@ -37,7 +37,7 @@ this file have no module named; the others are defined beside the code that rais
     ├── ServiceUnavailable       the service cannot start, or does not answer (mcp/errors.py)
     ├── RemoteToolError          a tool error the service reported, with its title (mcp/errors.py)
     ├── ServiceRunning           another process serves this data folder (mcp/service.py)
-    ├── ServiceStopped           the data folder's service stopped answering the CLI (mcp/service_client.py)
+    ├── ServiceStopped           the data folder's service stopped answering the CLI (mcp/errors.py)
     ├── TokenMismatch            the process on the service's port cannot prove the token (mcp/handshake.py)
     ├── SetupError               an editor's config file cannot be read or written (mcp/setup_clients.py)
     ├── AutostartError           the start-at-login entry cannot be written or removed (app/desktop/autostart.py)

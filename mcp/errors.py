@@ -21,6 +21,12 @@ class ServiceUnavailable(EngramError):
     title = "Engram service unavailable"
 
 
+class ServiceStopped(EngramError):
+    """The data folder's service holds the folder but did not answer the command line, or stopped mid-answer."""
+
+    title = "Engram service stopped"
+
+
 class RemoteToolError(EngramError):
     """A tool error reported by the service, with the title and message it was raised with there."""
 

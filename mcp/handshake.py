@@ -3,7 +3,8 @@
 The client sends ``GET /health?challenge=C`` without the token; the real service answers with its pid
 and ``proof(token, C)``. Only an answer that proves the current token (and names the pid that
 ``service.json`` announced) is trusted with the token and with tool arguments. Both clients — the
-stdio launcher (async) and the command line (sync) — judge the answer here.
+stdio launcher (async) and the command line (sync) — send the challenge and judge the answer here, over the
+same HTTP library (the MCP SDK's ``httpx2``).
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx2
+
 from engram.core import EngramError
 
-from .service_files import ServiceInfo, proves
+from .service_files import ServiceInfo, new_challenge, proves
 
 HEALTH_PATH = "/health"
+#: Seconds a challenged process has to answer; a port that stays silent longer is no service.
+PROBE_TIMEOUT = 2.0
 
 
 class Proof(enum.Enum):
@@ -42,6 +47,30 @@ def judge(status: int, body: bytes, info: ServiceInfo, secret: str | None, chall
             and proves(secret, challenge, answer.get("proof"))):
         return Proof.PROVEN
     return Proof.WRONG
+
+
+def challenge(http: httpx2.Client, info: ServiceInfo, secret: str | None) -> Proof:
+    """Challenge the process on ``info``'s port (a fresh challenge, without the token); the verdict for ``secret``.
+
+    ``http`` must carry no token (it goes only to a process that proved it holds it). Raises nothing: a
+    connection that fails or times out is ``SILENT``.
+    """
+    sent = new_challenge()
+    try:
+        reply = http.get(info.base_url + HEALTH_PATH, params={"challenge": sent}, timeout=PROBE_TIMEOUT)
+    except httpx2.HTTPError:
+        return Proof.SILENT
+    return judge(reply.status_code, reply.content, info, secret, sent)
+
+
+async def challenge_async(http: httpx2.AsyncClient, info: ServiceInfo, secret: str | None) -> Proof:
+    """``challenge`` on an async client: the same request, the same verdict."""
+    sent = new_challenge()
+    try:
+        reply = await http.get(info.base_url + HEALTH_PATH, params={"challenge": sent}, timeout=PROBE_TIMEOUT)
+    except httpx2.HTTPError:
+        return Proof.SILENT
+    return judge(reply.status_code, reply.content, info, secret, sent)
 
 
 def mismatch(data_dir: Path, info: ServiceInfo) -> TokenMismatch:

@@ -7,11 +7,6 @@ that call an error; the next call starts a new service.
 
 from __future__ import annotations
 
-import logging
-import os
-import subprocess
-import sys
-import time
 from typing import Any
 
 import anyio
@@ -20,10 +15,9 @@ import httpx2
 from engram.core import Paths
 
 from .errors import ServiceUnavailable, remote_tool_error
-from .handshake import HEALTH_PATH, Proof, judge, mismatch
-from .service_files import ServiceInfo, lock_held, new_challenge, read_info, read_token
-
-logger = logging.getLogger(__name__)
+from .handshake import mismatch
+from .locator import Search, locate_async
+from .service_files import ServiceInfo
 
 MODERN_PROTOCOL = "2026-07-28"
 
@@ -41,35 +35,12 @@ def _transport_failure(exc: BaseException) -> str | None:
     return None
 
 
-def service_command() -> list[str]:
-    """How to start ``engram service`` from this installation (also from a frozen bundle)."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable, "service"]
-    return [sys.executable, "-m", "engram.app", "service"]
-
-
-def start_detached(paths: Paths) -> None:
-    """Start a headless service for ``paths`` that outlives this process; its output goes to the log folder."""
-    paths.log_dir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "ENGRAM_DATA_DIR": str(paths.data_dir), "ENGRAM_CONFIG_DIR": str(paths.config_dir),
-           "ENGRAM_LOG_DIR": str(paths.log_dir)}
-    kwargs: dict[str, Any] = {}
-    if sys.platform == "win32":
-        kwargs["creationflags"] = (subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
-                                   | subprocess.CREATE_NO_WINDOW)
-    else:
-        kwargs["start_new_session"] = True
-    with open(paths.log_dir / "service.out", "ab") as out:
-        subprocess.Popen(service_command(), stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
-                         close_fds=True, **kwargs)
-    logger.info("started a headless service for %s", paths.data_dir)
-
-
 class RemoteBackend:
     """A ``ToolBackend`` that forwards calls to the data folder's service, starting it when needed.
 
-    The token goes only to a process that first proved it holds it (``handshake``): a
-    ``service.json`` left by a service that died may name a port another program took since.
+    The service is found, proven and waited for by ``locator``: the token goes only to a process that
+    first proved it holds it, as a ``service.json`` left by a service that died may name a port another
+    program took since.
     """
 
     def __init__(self, paths: Paths, *, start_timeout: float = 60.0) -> None:
@@ -80,18 +51,6 @@ class RemoteBackend:
         self._secret = ""
         self._refused = False  # the service answered 401 to the token in use
         self._lock = anyio.Lock()
-
-    async def _challenge(self, info: ServiceInfo, secret: str | None) -> Proof:
-        """Challenge the process on ``info``'s port, without the token; PROVEN only if it answers for ``secret``."""
-        if self._probe is None:
-            # No proxy from the environment: the service is on loopback, and the token must not travel elsewhere.
-            self._probe = httpx2.AsyncClient(timeout=httpx2.Timeout(2.0), trust_env=False)
-        challenge = new_challenge()
-        try:
-            reply = await self._probe.get(info.base_url + HEALTH_PATH, params={"challenge": challenge})
-        except httpx2.HTTPError:
-            return Proof.SILENT
-        return judge(reply.status_code, reply.content, info, secret, challenge)
 
     async def _trust(self, info: ServiceInfo, secret: str) -> ServiceInfo:
         """Use ``info``'s service, with ``secret`` as the bearer token from now on."""
@@ -118,30 +77,12 @@ class RemoteBackend:
             ServiceUnavailable: no service answered within ``start_timeout`` seconds.
         """
         async with self._lock:
-            data = self.paths.data_dir
-            deadline = time.monotonic() + self.start_timeout
-            started = False
-            wrong_since: float | None = None
-            while True:
-                info, secret = read_info(data), read_token(data)
-                proof = await self._challenge(info, secret) if info is not None else Proof.SILENT
-                if proof is Proof.PROVEN and info is not None and secret is not None:
-                    return await self._trust(info, secret)
-                running = lock_held(data)
-                if proof is Proof.WRONG and info is not None and running:
-                    # A service holds the folder but does not answer for its token. Give one that is just
-                    # starting (token written, service.json not yet) a moment, then say so at once.
-                    wrong_since = wrong_since or time.monotonic()
-                    if time.monotonic() - wrong_since > 2.0:
-                        raise mismatch(self.paths.data_dir, info)
-                elif not running and not started:
-                    start_detached(self.paths)
-                    started = True
-                if time.monotonic() > deadline:
-                    raise ServiceUnavailable(
-                        f"The Engram service did not answer within {self.start_timeout:.0f} s. Its log is "
-                        f"{self.paths.log_dir / 'service.out'}; `engram service` in a terminal shows the error.")
-                await anyio.sleep(0.05)
+            if self._probe is None:
+                # No token, no proxy from the environment: the service is on loopback.
+                self._probe = httpx2.AsyncClient(trust_env=False)
+            found = await locate_async(Search(self.paths, patience=self.start_timeout, starts=True), self._probe)
+            assert found is not None, "a search that starts a service never finds none"
+            return await self._trust(found.info, found.secret)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> str:
         from mcp import Client

@@ -9,24 +9,21 @@ is an error (opening the folder beside it would make a second writer).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import httpx2
 
 from engram.core import EngramError, Paths
 from engram.core.events import IngestProgress
 
 from .direct import DIRECT_PATH
 from .error_codec import decode
-from .handshake import HEALTH_PATH, Proof, judge, mismatch
-from .service_files import ServiceInfo, lock_held, new_challenge, read_info, read_token
-
-
-class ServiceStopped(EngramError):
-    title = "Engram service stopped"
+from .errors import ServiceStopped
+from .handshake import mismatch
+from .locator import Search, locate
+from .service_files import ServiceInfo
 
 
 @dataclass(frozen=True)
@@ -39,23 +36,14 @@ class DirectOutput:
     text: str
 
 
-def _challenge(http: httpx.Client, info: ServiceInfo, secret: str | None) -> Proof:
-    challenge = new_challenge()
-    try:
-        reply = http.get(info.base_url + HEALTH_PATH, params={"challenge": challenge}, timeout=2.0)
-    except httpx.HTTPError:
-        return Proof.SILENT
-    return judge(reply.status_code, reply.content, info, secret, challenge)
-
-
 class ServiceClient:
     """Direct calls to the proven service of a data folder. ``close`` it."""
 
     def __init__(self, paths: Paths, info: ServiceInfo, secret: str) -> None:
         self.paths = paths
         self.info = info
-        self._http = httpx.Client(headers={"Authorization": f"Bearer {secret}"}, trust_env=False,
-                                  timeout=httpx.Timeout(30.0, read=None))
+        self._http = httpx2.Client(headers={"Authorization": f"Bearer {secret}"}, trust_env=False,
+                                   timeout=httpx2.Timeout(30.0, read=None))
 
     @classmethod
     def find(cls, paths: Paths, *, wait: float = 10.0) -> ServiceClient | None:
@@ -68,29 +56,8 @@ class ServiceClient:
             TokenMismatch: a service holds the folder but does not answer for its token.
             ServiceStopped: a service holds the folder but did not answer within ``wait`` seconds.
         """
-        data = paths.data_dir
-        if not lock_held(data):
-            return None
-        deadline = time.monotonic() + wait
-        wrong_since: float | None = None
-        with httpx.Client(trust_env=False) as probe:  # no proxy: the service is on loopback
-            while True:
-                info, secret = read_info(data), read_token(data)
-                proof = _challenge(probe, info, secret) if info is not None else Proof.SILENT
-                if proof is Proof.PROVEN and info is not None and secret is not None:
-                    return cls(paths, info, secret)
-                if not lock_held(data):
-                    return None  # it stopped meanwhile: the caller opens the folder itself
-                if proof is Proof.WRONG and info is not None:
-                    # Give a service that is starting (new token, old service.json) a moment, as the launcher does.
-                    wrong_since = wrong_since or time.monotonic()
-                    if time.monotonic() - wrong_since > 2.0:
-                        raise mismatch(data, info)
-                if time.monotonic() > deadline:
-                    raise ServiceStopped(f"An Engram service holds {data} but did not answer within {wait:.0f} s. "
-                                         f"Its log is in {paths.log_dir}; quit the Engram app or stop the service, "
-                                         "then run the command again.")
-                time.sleep(0.05)
+        found = locate(Search(paths, patience=wait, starts=False))
+        return None if found is None else cls(paths, found.info, found.secret)
 
     def call(self, tool: str, arguments: dict[str, Any],
              progress: Callable[[IngestProgress], None] | None = None) -> DirectOutput:
@@ -125,7 +92,7 @@ class ServiceClient:
                     if "error" in line:
                         raise _engine_error(line["error"])
                     return line
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise ServiceStopped(f"The Engram service stopped while answering ({exc.__class__.__name__}); nothing "
                                  "more is known about this call. Run the command again.") from None
         except ValueError:

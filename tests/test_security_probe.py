@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
+import httpx2
 import pytest
 from pydantic import ValidationError
 
@@ -31,8 +31,8 @@ from engram.core.errors import InvalidArgument
 from engram.core.settings import Settings, is_workspace_name
 from engram.core.store.location import BucketLocation, http_caution
 from engram.mcp.direct import DirectCalls
+from engram.mcp.handshake import challenge
 from engram.mcp.service import Guard
-from engram.mcp.service_client import _challenge
 from engram.mcp.service_files import CHALLENGE_PATTERN, ServiceInfo
 from standins.s3 import LoopbackS3
 
@@ -272,8 +272,8 @@ def test_every_health_probe_sends_a_fresh_unguessable_challenge(recorder: tuple[
 
     url, seen = recorder
     info = ServiceInfo(port=int(url.rsplit(":", 1)[1]), pid=1, version="x")
-    with httpx.Client(trust_env=False) as http:
-        verdicts = {_challenge(http, info, "the-token").value for _ in range(200)}
+    with httpx2.Client(trust_env=False) as http:
+        verdicts = {challenge(http, info, "the-token").value for _ in range(200)}
     assert verdicts == {"wrong"}, "a reply without the proof is never trusted"
     assert len(seen) == 200 and len(set(seen)) == 200
     assert all(re.fullmatch(CHALLENGE_PATTERN, c) and len(c) == 32 for c in seen)
