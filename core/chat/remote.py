@@ -6,7 +6,8 @@ model writes them into its reply in the hermes shape (``<tool_call>{"name": …,
 and reports ``hermes`` as its format. Earlier calls and their results go back in each API's own shape
 (OpenAI: ``tool_calls`` with JSON-string arguments and ``role: tool`` results; Anthropic: ``tool_use`` and
 ``tool_result`` blocks). Every text that leaves the computer — messages, tool results, call arguments — is
-redacted first (API keys, tokens, passwords: ``models/redact.py``).
+redacted: the client (``models/remote_client.py``) redacts every string it sends; call arguments are also
+redacted here before they become JSON text, so ``.env``-style lines inside them are still seen as lines.
 """
 
 from __future__ import annotations
@@ -20,27 +21,14 @@ from typing import Any, Literal
 import httpx
 
 from ..errors import ModelError
-from ..models.generation import Completion, DeadlineExceeded
+from ..models.generation import Completion
 from ..models.providers import estimate_tokens
-from ..models.redact import redact
+from ..models.remote_client import RemoteClient, redacted
 
 Messages = Sequence[Mapping[str, Any]]
 Tools = Sequence[Mapping[str, Any]]
 
 
-def _clean(text: str) -> str:
-    return redact(text).text
-
-
-def _clean_value(value: Any) -> Any:
-    """``value`` (call arguments) with every string redacted."""
-    if isinstance(value, str):
-        return _clean(value)
-    if isinstance(value, list):
-        return [_clean_value(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _clean_value(v) for k, v in value.items()}
-    return value
 
 
 def _as_hermes(name: str, arguments: Any) -> str:
@@ -81,26 +69,13 @@ class RemoteChatModel:
             DeadlineExceeded: no answer before ``deadline``.
             ModelError: the provider is unreachable, refused the request, or sent what cannot be read.
         """
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise DeadlineExceeded("The deadline passed before the model was asked.")
         if self.api == "anthropic":
-            url, body, headers = self._anthropic_request(messages, tools, max_tokens)
+            body = self._anthropic_request(messages, tools, max_tokens)
         else:
-            url, body, headers = self._openai_request(messages, tools, max_tokens)
+            body = self._openai_request(messages, tools, max_tokens)
         started = time.monotonic()
-        http = self.client or httpx.Client(trust_env=True)
-        try:
-            response = http.post(url, json=body, headers=headers, timeout=remaining)
-        except httpx.TimeoutException as exc:
-            raise DeadlineExceeded(f"{self.provider} did not answer before the deadline.") from exc
-        except httpx.HTTPError as exc:
-            raise ModelError(f"{self.provider} at {self.base_url} is unreachable ({exc}).") from exc
-        finally:
-            if self.client is None:
-                http.close()
-        if response.status_code >= 400:
-            raise ModelError(f"{self.provider} answered HTTP {response.status_code}: {response.text[:200]}")
+        response = RemoteClient(self.api, self.provider, self.base_url, self.key, self.client).post(
+            body, deadline=deadline)
         try:
             data = response.json()
             text, stopped, read, wrote = (self._anthropic_reply(data) if self.api == "anthropic"
@@ -114,14 +89,14 @@ class RemoteChatModel:
     # ------------------------------------------------------------------ OpenAI
 
     def _openai_request(self, messages: Messages, tools: Tools | None,
-                        max_tokens: int) -> tuple[str, dict[str, Any], dict[str, str]]:
+                        max_tokens: int) -> dict[str, Any]:
         out: list[dict[str, Any]] = []
         for m in messages:
-            item: dict[str, Any] = {"role": m["role"], "content": _clean(str(m.get("content") or ""))}
+            item: dict[str, Any] = {"role": m["role"], "content": str(m.get("content") or "")}
             if m.get("tool_calls"):
                 item["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
                     "name": c["function"]["name"],
-                    "arguments": json.dumps(_clean_value(c["function"]["arguments"]), ensure_ascii=False)}}
+                    "arguments": json.dumps(redacted(c["function"]["arguments"]), ensure_ascii=False)}}
                     for c in m["tool_calls"]]
             if m["role"] == "tool":
                 item["tool_call_id"] = m.get("tool_call_id", "")
@@ -129,8 +104,7 @@ class RemoteChatModel:
         body: dict[str, Any] = {"model": self.model, "messages": out, "max_tokens": max_tokens, "temperature": 0.0}
         if tools:
             body["tools"] = list(tools)
-        headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
-        return self.base_url.rstrip("/") + "/v1/chat/completions", body, headers
+        return body
 
     @staticmethod
     def _openai_reply(data: dict[str, Any]) -> tuple[str, Literal["stop", "length"], int, int]:
@@ -151,20 +125,20 @@ class RemoteChatModel:
     # --------------------------------------------------------------- Anthropic
 
     def _anthropic_request(self, messages: Messages, tools: Tools | None,
-                           max_tokens: int) -> tuple[str, dict[str, Any], dict[str, str]]:
-        system = "\n".join(_clean(str(m["content"])) for m in messages if m["role"] == "system")
+                           max_tokens: int) -> dict[str, Any]:
+        system = "\n".join(str(m["content"]) for m in messages if m["role"] == "system")
         turns: list[dict[str, Any]] = []
         for m in messages:
             if m["role"] == "system":
                 continue
             if m["role"] == "tool":
                 role, blocks = "user", [{"type": "tool_result", "tool_use_id": m.get("tool_call_id", ""),
-                                         "content": _clean(str(m.get("content") or ""))}]
+                                         "content": str(m.get("content") or "")}]
             else:
                 role = str(m["role"])
-                blocks = [{"type": "text", "text": _clean(str(m["content"]))}] if m.get("content") else []
+                blocks = [{"type": "text", "text": str(m["content"])}] if m.get("content") else []
                 blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
-                            "input": _clean_value(c["function"]["arguments"])} for c in m.get("tool_calls") or []]
+                            "input": redacted(c["function"]["arguments"])} for c in m.get("tool_calls") or []]
             if turns and turns[-1]["role"] == role:  # the API wants user and assistant turns to alternate
                 turns[-1]["content"] += blocks
             else:
@@ -173,8 +147,7 @@ class RemoteChatModel:
         if tools:
             body["tools"] = [{"name": t["function"]["name"], "description": t["function"].get("description", ""),
                               "input_schema": t["function"]["parameters"]} for t in tools]
-        headers = {"x-api-key": self.key or "", "anthropic-version": "2023-06-01"}
-        return self.base_url.rstrip("/") + "/v1/messages", body, headers
+        return body
 
     @staticmethod
     def _anthropic_reply(data: dict[str, Any]) -> tuple[str, Literal["stop", "length"], int, int]:

@@ -4,6 +4,7 @@
 - ``ollama`` / ``vllm`` / ``openai``: OpenAI-compatible chat completions over HTTP, with JSON-schema
   output; the time left before the deadline is the HTTP timeout.
 - ``anthropic``: the Messages API.
+Both HTTP kinds go through ``models/remote_client.py``, which redacts every text it sends.
 API keys of remote providers live in the OS keyring (service ``engram``), never in settings files.
 
 The local-inference rule: inference is local only for ``local``, or for ``ollama``/``vllm`` whose base
@@ -22,7 +23,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import ModelError
-from .generation import Completion, DeadlineExceeded, LoadedModel, Rates
+from .generation import Completion, LoadedModel, Rates
+from .remote_client import RemoteClient
 
 KEYRING_SERVICE = "engram"
 DEFAULT_URLS = {"ollama": "http://127.0.0.1:11434", "vllm": "http://127.0.0.1:8000",
@@ -134,29 +136,19 @@ class OpenAICompatibleProvider:
 
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
                  json_schema: dict[str, Any] | None = None) -> Completion:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise DeadlineExceeded("The deadline passed before the model was asked.")
+        """One completion over HTTP (sent redacted: ``models/remote_client.py``).
+
+        Raises:
+            DeadlineExceeded: no answer before ``deadline``.
+            ModelError: the server is unreachable, refused the request, or sent what cannot be read.
+        """
         body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                                 "temperature": 0.0}
         if json_schema is not None:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "answer", "schema": json_schema, "strict": True}}
-        headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
         started = time.monotonic()
-        http = self.client or httpx.Client(trust_env=True)
-        try:
-            reply = http.post(self.base_url.rstrip("/") + "/v1/chat/completions", json=body, headers=headers,
-                              timeout=remaining)
-        except httpx.TimeoutException as exc:
-            raise DeadlineExceeded(f"{self.name} did not answer before the deadline.") from exc
-        except httpx.HTTPError as exc:
-            raise ModelError(f"{self.name} at {self.base_url} is unreachable ({exc}).") from exc
-        finally:
-            if self.client is None:
-                http.close()
-        if reply.status_code >= 400:
-            raise ModelError(f"{self.name} answered HTTP {reply.status_code}: {reply.text[:200]}")
+        reply = RemoteClient("openai", self.name, self.base_url, self.key, self.client).post(body, deadline=deadline)
         try:
             data = reply.json()
             choice = data["choices"][0]
@@ -190,24 +182,22 @@ class AnthropicProvider:
 
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
                  json_schema: dict[str, Any] | None = None) -> Completion:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise DeadlineExceeded("The deadline passed before the model was asked.")
+        """One completion from the Messages API (sent redacted: ``models/remote_client.py``); a JSON schema is
+        asked for in the system prompt.
+
+        Raises:
+            DeadlineExceeded: no answer before ``deadline``.
+            ModelError: Anthropic is unreachable or refused the request.
+            ValueError: the answer is not JSON.
+        """
         system = "\n".join(m["content"] for m in messages if m["role"] == "system")
         if json_schema is not None:
             system += "\nAnswer with JSON only, matching this schema: " + json.dumps(json_schema)
         body = {"model": self.model, "max_tokens": max_tokens, "system": system,
                 "messages": [m for m in messages if m["role"] != "system"]}
         started = time.monotonic()
-        try:
-            reply = httpx.post(self.base_url.rstrip("/") + "/v1/messages", json=body, timeout=remaining,
-                               headers={"x-api-key": self.key, "anthropic-version": "2023-06-01"})
-        except httpx.TimeoutException as exc:
-            raise DeadlineExceeded("Anthropic did not answer before the deadline.") from exc
-        except httpx.HTTPError as exc:
-            raise ModelError(f"Anthropic is unreachable ({exc}).") from exc
-        if reply.status_code >= 400:
-            raise ModelError(f"Anthropic answered HTTP {reply.status_code}: {reply.text[:200]}")
+        reply = RemoteClient("anthropic", "Anthropic", self.base_url, self.key, show_url=False).post(
+            body, deadline=deadline)
         data = reply.json()
         text = "".join(part.get("text", "") for part in data.get("content", []))
         usage = data.get("usage") or {}
