@@ -549,7 +549,7 @@ def test_the_http_endpoints_answer_any_request_without_a_server_error(paths: Pat
     answer is a refusal or a result (never a 5xx, never "Internal error"), and the service answers on."""
     import threading
 
-    import httpx
+    import httpx2
 
     from engram.mcp.service import Service
     from engram.mcp.service_files import read_token
@@ -568,12 +568,12 @@ def test_the_http_endpoints_answer_any_request_without_a_server_error(paths: Pat
         problems: list[str] = []
         statuses: dict[int, int] = {}
         try:
-            with httpx.Client(base_url=info.base_url, trust_env=False, timeout=60.0) as http:
+            with httpx2.Client(base_url=info.base_url, trust_env=False, timeout=60.0) as http:
                 for index in range(HTTP_REQUESTS):
                     method, path, headers, body = _http_request(rng, gen, token)
                     try:
                         reply = http.request(method, path, headers=headers, content=body)
-                    except httpx.HTTPError as exc:  # a refused header may end the connection: never the service
+                    except httpx2.HTTPError as exc:  # a refused header may end the connection: never the service
                         problems.append(f"#{index} {method} {path}: {type(exc).__name__} {exc}")
                         continue
                     statuses[reply.status_code] = statuses.get(reply.status_code, 0) + 1

@@ -222,3 +222,28 @@ def test_the_module_check_catches_a_circle_through_a_type_checking_import(
     monkeypatch.setitem(globals(), "ROOT", tmp_path)
     assert cycles(module_graph()) == [["engram.app.desktop.desktop", "engram.app.desktop.window"],
                                       ["engram.core.a", "engram.core.b"]]
+
+
+#: HTTP clients other than the one Engram uses (httpx2, the MCP SDK's own): none of them may come back.
+OTHER_HTTP_CLIENTS = ("httpx", "requests", "urllib.request", "http.client", "aiohttp", "urllib3")
+
+
+def other_http_clients() -> list[str]:
+    """``path:line imports module`` for each import of another HTTP library in core, mcp or app."""
+    return [f"{path.relative_to(ROOT)}:{line} imports {module}"
+            for layer in ("core", "mcp", "app") for path in sorted((ROOT / layer).rglob("*.py"))
+            for line, module in imported_modules(path)
+            if any(module == other or module.startswith(other + ".") for other in OTHER_HTTP_CLIENTS)]
+
+
+def test_one_http_library() -> None:
+    assert other_http_clients() == []
+
+
+def test_the_http_check_catches_a_second_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for layer in ("core", "mcp", "app"):
+        (tmp_path / layer).mkdir()
+    (tmp_path / "core" / "fetch.py").write_text("import httpx2\nimport httpx\n")
+    (tmp_path / "app" / "get.py").write_text("from urllib.request import urlopen\n")
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    assert other_http_clients() == ["core/fetch.py:2 imports httpx", "app/get.py:1 imports urllib.request"]

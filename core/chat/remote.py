@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import httpx
+import httpx2
 
 from ..errors import ModelError
 from ..models.generation import Completion
@@ -45,7 +45,7 @@ class RemoteChatModel:
     model: str
     key: str | None
     context: int
-    client: httpx.Client | None = None
+    client: httpx2.Client | None = None
     tool_format: str = "hermes"
 
     @property

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-import httpx
+import httpx2
 
 from ..errors import ChecksumMismatch, ModelError
 from ..fileio import sha256_file
@@ -72,14 +72,14 @@ def _open_part(path: Path, mode: PartMode) -> BinaryIO:
     return open(path, mode)
 
 
-def _hub_sha256(headers: httpx.Headers) -> str | None:
+def _hub_sha256(headers: httpx2.Headers) -> str | None:
     etag = headers.get("x-linked-etag") or ""
     value = etag.strip().strip('"').removeprefix("W/").strip('"')
     return value.lower() if len(value) == 64 and all(c in "0123456789abcdef" for c in value.lower()) else None
 
 
 def download(url: str, target: Path, *, expected_sha256: str | None, require_sha256: bool = False,
-             name: str = "", progress: ProgressFn | None = None, client: httpx.Client | None = None,
+             name: str = "", progress: ProgressFn | None = None, client: httpx2.Client | None = None,
              sink: Sink = _open_part, timeout: float = 30.0) -> Downloaded:
     """Fetch ``url`` into ``target`` and return what landed there.
 
@@ -98,7 +98,7 @@ def download(url: str, target: Path, *, expected_sha256: str | None, require_sha
     part = target.with_name(target.name + ".part")
     start = part.stat().st_size if part.exists() else 0
     own_client = client is None
-    http = client or httpx.Client(timeout=httpx.Timeout(timeout, read=timeout), follow_redirects=True, trust_env=True)
+    http = client or httpx2.Client(timeout=httpx2.Timeout(timeout, read=timeout), follow_redirects=True, trust_env=True)
     label = name or target.name
     try:
         headers = {"Range": f"bytes={start}-"} if start else {}
@@ -123,7 +123,7 @@ def download(url: str, target: Path, *, expected_sha256: str | None, require_sha
                 length = int(reply.headers.get("content-length", "0") or 0)
                 total = resumed + length if length else 0
                 _receive(reply, part, resumed, total, label, progress, sink)
-        except httpx.TransportError as exc:
+        except httpx2.TransportError as exc:
             raise NetworkError(f"The download of {label} broke off ({exc.__class__.__name__}: {exc}). Run it again "
                                "to resume from where it stopped.") from exc
         digest = sha256_file(part)
@@ -145,7 +145,7 @@ def _kept(target: Path) -> str:
     return f"the copy already at {target} is untouched" if target.exists() else "nothing was saved"
 
 
-def _receive(reply: httpx.Response, part: Path, resumed: int, total: int, label: str,
+def _receive(reply: httpx2.Response, part: Path, resumed: int, total: int, label: str,
              progress: ProgressFn | None, sink: Sink) -> None:
     started = time.monotonic()
     done = resumed

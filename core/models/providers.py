@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 from ..errors import ModelError
 from .generation import Completion, LoadedModel, Rates
@@ -122,7 +122,7 @@ class OpenAICompatibleProvider:
     base_url: str
     model: str
     key: str | None = None
-    client: httpx.Client | None = None
+    client: httpx2.Client | None = None
 
     @property
     def local(self) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import httpx
+import httpx2
 
 from ..errors import ModelError
 from .generation import DeadlineExceeded
@@ -42,13 +42,13 @@ def redacted(value: Any) -> Any:
 @dataclass(frozen=True)
 class RemoteClient:
     """A remote model's endpoint. ``name`` is how errors call it; ``show_url`` puts ``base_url`` into the
-    unreachable message. ``client``: a shared ``httpx.Client`` (one is made per request when ``None``)."""
+    unreachable message. ``client``: a shared ``httpx2.Client`` (one is made per request when ``None``)."""
 
     api: Api
     name: str
     base_url: str
     key: str | None
-    client: httpx.Client | None = None
+    client: httpx2.Client | None = None
     show_url: bool = True
 
     def headers(self) -> dict[str, str]:
@@ -58,7 +58,7 @@ class RemoteClient:
             return {"x-api-key": self.key or "", "anthropic-version": ANTHROPIC_VERSION}
         return {"Authorization": f"Bearer {self.key}"} if self.key else {}
 
-    def post(self, body: Mapping[str, Any], *, deadline: float) -> httpx.Response:
+    def post(self, body: Mapping[str, Any], *, deadline: float) -> httpx2.Response:
         """Send ``body`` (redacted first) to the API's endpoint, with the time left before ``deadline`` as the
         timeout; the successful response is returned for the caller to read.
 
@@ -70,12 +70,12 @@ class RemoteClient:
         if remaining <= 0:
             raise DeadlineExceeded("The deadline passed before the model was asked.")
         url = self.base_url.rstrip("/") + _PATHS[self.api]
-        http = self.client or httpx.Client(trust_env=True)
+        http = self.client or httpx2.Client(trust_env=True)
         try:
             response = http.post(url, json=redacted(body), headers=self.headers(), timeout=remaining)
-        except httpx.TimeoutException as exc:
+        except httpx2.TimeoutException as exc:
             raise DeadlineExceeded(f"{self.name} did not answer before the deadline.") from exc
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             where = f" at {self.base_url}" if self.show_url else ""
             raise ModelError(f"{self.name}{where} is unreachable ({exc}).") from exc
         finally:
