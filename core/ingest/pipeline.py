@@ -23,6 +23,7 @@ from ..fileio import sha256_text
 from ..settings import IngestSettings
 from ..store import WorkspaceStore, Writer
 from ..store.maintenance import maintain
+from ..store.rows import Row
 from .chunking import chunk_text, summarize, text_format
 from .listing import ListedFile, Skip, list_files, read_text
 from .records import chunk_rows, content_hash, embedding_text
@@ -58,7 +59,7 @@ class _Pending:
 ProgressFn = Callable[[IngestProgress], None]
 
 
-def _existing_sources(store: WorkspaceStore, root: Path, is_file: bool) -> dict[str, dict[str, Any]]:
+def _existing_sources(store: WorkspaceStore, root: Path, is_file: bool) -> dict[str, Row]:
     rows = store.file_sources(root.as_posix(), folder=not is_file)
     return {r["source"]: r for r in rows}
 

@@ -24,6 +24,7 @@ from typing import Any
 from ..models.providers import Provider
 from ..settings import Settings
 from ..store import WorkspaceStore, Writer
+from ..store.rows import Row
 from ..store.schema import ENTITY_PREFIX
 from ..tools.scope import Scope
 
@@ -80,7 +81,7 @@ def _compose_scope(project: str, sources: list[dict[str, Any]], memories: int, e
     return "\n".join(lines)
 
 
-def _compose_workspace(name: str, scopes: list[dict[str, Any]]) -> str:
+def _compose_workspace(name: str, scopes: list[Row]) -> str:
     lines = [f"Workspace {name}: {_n(len(scopes), 'project')}."]
     lines += [f"- {d['content'].splitlines()[0]}" for d in scopes]
     return "\n".join(lines)

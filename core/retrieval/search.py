@@ -17,6 +17,7 @@ from ..errors import EngramError
 from ..store import WorkspaceStore
 from ..store.bucket_errors import WHOLE_WORKSPACE
 from ..store.memory_filter import Filters
+from ..store.rows import Row
 from .fusion import Fused, fuse, fuse_scores
 from .graph import walk
 from .speakers import named_speakers_first
@@ -108,7 +109,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     """
     where = filters if filters.restricts else None
     warnings: list[ChannelWarning] = []
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, Row] = {}
 
     if "semantic" in params.channels and withheld is not None:
         warnings.append(ChannelWarning("semantic", "withheld", withheld))
@@ -174,7 +175,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
 
 
 def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, where: Filters | None,
-                params: SearchParams, depth: int, rows: dict[str, dict[str, Any]],
+                params: SearchParams, depth: int, rows: dict[str, Row],
                 warnings: list[ChannelWarning], *, with_vectors: bool = False) -> dict[str, list[tuple[str, float]]]:
     """The semantic (when ``vector`` is given) and lexical channels' ``depth`` best candidates as (id, score); their
     rows go into ``rows`` (the semantic ones with their ``vector`` when ``with_vectors``), a failing channel's reason
@@ -201,7 +202,7 @@ def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, wh
 
 
 def _nearest(store: WorkspaceStore, vector: np.ndarray, where: Filters | None, depth: int, exact: bool,
-             rows: dict[str, dict[str, Any]], *, with_vectors: bool = False) -> list[tuple[str, float]]:
+             rows: dict[str, Row], *, with_vectors: bool = False) -> list[tuple[str, float]]:
     """The semantic channel's candidates as (id, cosine similarity); their rows go into ``rows``."""
     columns = [*MEMORY_COLUMNS, "vector"] if with_vectors else MEMORY_COLUMNS
     found = store.vector_search(vector, depth, where, columns, exact=exact)
@@ -211,7 +212,7 @@ def _nearest(store: WorkspaceStore, vector: np.ndarray, where: Filters | None, d
 
 
 def _moved_towards(store: WorkspaceStore, vector: np.ndarray, ids: list[str],
-                   rows: dict[str, dict[str, Any]]) -> np.ndarray | None:
+                   rows: dict[str, Row]) -> np.ndarray | None:
     """The query's vector moved towards the mean of the vectors of ``ids`` (dense pseudo-relevance feedback); the
     vectors come from ``rows`` where they hold them, else from the store."""
     found = {i: rows[i]["vector"] for i in ids if i in rows and rows[i].get("vector") is not None}
@@ -238,7 +239,7 @@ def _holds_exchanges(store: WorkspaceStore) -> bool:
 
 
 def _by_scores(params: SearchParams, scored: dict[str, list[tuple[str, float]]],
-               rows: dict[str, dict[str, Any]]) -> bool:
+               rows: dict[str, Row]) -> bool:
     """Whether the channels' candidates are fused by their scores (else by their ranks)."""
     if params.fusion != "auto":
         return params.fusion == "convex"
@@ -247,7 +248,7 @@ def _by_scores(params: SearchParams, scored: dict[str, list[tuple[str, float]]],
 
 
 def _fuse(scored: dict[str, list[tuple[str, float]]], params: SearchParams, convex: bool,
-          rows: dict[str, dict[str, Any]]) -> list[Fused]:
+          rows: dict[str, Row]) -> list[Fused]:
     if convex:
         return fuse_scores(scored, params.weights)
     rankings = {c: [i for i, _ in items[: params.k_per_channel]] for c, items in scored.items()}
@@ -256,6 +257,6 @@ def _fuse(scored: dict[str, list[tuple[str, float]]], params: SearchParams, conv
     return fuse(rankings, params.weights, params.rrf_k, files)
 
 
-def _clean(row: dict[str, Any]) -> dict[str, Any]:
+def _clean(row: Row) -> dict[str, Any]:
     """A hit's row without the channels' working columns (distances, scores, the feedback's vector)."""
     return {k: v for k, v in row.items() if not k.startswith("_") and k != "vector"}

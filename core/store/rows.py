@@ -1,16 +1,19 @@
 """The rows the store's named queries return.
 
 Memory, source, fact and digest rows are the table's columns by name (``Row``: what LanceDB reads, with the
-columns the query asked for); the graph's edges and the tables' indexes are frozen records.
+columns the query asked for), typed read-only: mypy (strict on core, mcp and app) refuses a write into a row the
+store handed out, so a caller that wants another shape builds its own. The graph's edges and the tables' indexes
+are frozen records.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: One row of a table, its columns by name.
-Row = dict[str, Any]
+#: One row of a table, its columns by name, read-only.
+Row = Mapping[str, Any]
 
 
 @dataclass(frozen=True)

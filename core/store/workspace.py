@@ -108,7 +108,7 @@ class WorkspaceStore(Queries):
 
     # ------------------------------------------------------------------- reads
 
-    def _rows(self, query: Callable[[], Any]) -> list[dict[str, Any]]:
+    def _rows(self, query: Callable[[], Any]) -> list[Row]:
         """Run the query ``query()`` builds (building one can read the table: a bucket's too) into rows."""
         self.reachable("reading")
         try:
@@ -117,13 +117,13 @@ class WorkspaceStore(Queries):
             # The library's text can hold the filter and the data folder's paths: it goes to the log only.
             raise self.failure(exc, "reading") from exc
         try:
-            return cast(list[dict[str, Any]], table.to_pylist())
+            return cast(list[Row], table.to_pylist())
         except (OverflowError, ValueError):
             # Rows an older Engram stored with a time past year 9999 (or before year 1) in UTC.
             logger.warning("workspace '%s' holds times outside years 1–9999; they are read as the nearest time "
                            "Python holds (end or re-add such facts with kg_edit)", self.name)
         try:
-            return cast(list[dict[str, Any]], clamp_timestamps(table).to_pylist())
+            return cast(list[Row], clamp_timestamps(table).to_pylist())
         except (OverflowError, ValueError) as exc:
             logger.warning("reading workspace '%s' failed: %s", self.name, exc)
             raise StoreError(f"Reading workspace '{self.name}' failed (the details are in Engram's log). "
@@ -209,7 +209,7 @@ class WorkspaceStore(Queries):
 
     # ------------------------------------------------------------------ writes
 
-    def _table_from_rows(self, rows: Sequence[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    def _table_from_rows(self, rows: Sequence[Row], schema: pa.Schema) -> pa.Table:
         columns: dict[str, Any] = {}
         for field in schema:
             if field.name == "search_text":  # derived, never passed in
@@ -247,7 +247,7 @@ class WorkspaceStore(Queries):
             logger.warning("reading the fragment count of workspace '%s' failed: %s", self.name, exc)
             return 0
 
-    def add_memories(self, rows: Sequence[dict[str, Any]], edges: Sequence[dict[str, Any]]) -> None:
+    def add_memories(self, rows: Sequence[Row], edges: Sequence[Row]) -> None:
         """Append brand-new memories (fresh ids) and their edges: one commit per table.
 
         Appending costs the same however many fragments the tables hold; ``upsert_memories`` has to
@@ -260,15 +260,15 @@ class WorkspaceStore(Queries):
             edge_data = self._table_from_rows(edges, EDGES_SCHEMA)
             self._write("edges", lambda: self._edges.add(edge_data))
 
-    def upsert_memories(self, rows: Sequence[dict[str, Any]]) -> None:
+    def upsert_memories(self, rows: Sequence[Row]) -> None:
         """Insert ``rows`` (replacing memories with the same id) in one commit."""
         if rows:
             data = self._table_from_rows(rows, self.memories_schema)
             self._write("memories", lambda: self._memories.merge_insert("id").when_matched_update_all()
                         .when_not_matched_insert_all().execute(data))
 
-    def replace_sources(self, sources: Sequence[str], memory_rows: Sequence[dict[str, Any]],
-                        edge_rows: Sequence[dict[str, Any]], source_rows: Sequence[dict[str, Any]]) -> None:
+    def replace_sources(self, sources: Sequence[str], memory_rows: Sequence[Row],
+                        edge_rows: Sequence[Row], source_rows: Sequence[Row]) -> None:
         """Swap the chunks (then edges, then source rows) of ``sources`` for new ones.
 
         The memories of all ``sources`` change in one commit, so readers see the old chunks or the new
@@ -282,7 +282,7 @@ class WorkspaceStore(Queries):
         self._swap(self._edges, "id", sql.in_list("origin", sources), edge_rows, EDGES_SCHEMA, "edges")
         self._swap(self._sources, "source", in_sources, source_rows, SOURCES_SCHEMA, "sources")
 
-    def _swap(self, table: Any, key: str, scope: str, rows: Sequence[dict[str, Any]], schema: pa.Schema,
+    def _swap(self, table: Any, key: str, scope: str, rows: Sequence[Row], schema: pa.Schema,
               what: str) -> None:
         """Make the rows of ``table`` matching ``scope`` exactly ``rows``, in one commit."""
         if not rows:
@@ -292,7 +292,7 @@ class WorkspaceStore(Queries):
         self._write(what, lambda: table.merge_insert(key).when_matched_update_all()
                     .when_not_matched_insert_all().when_not_matched_by_source_delete(scope).execute(data))
 
-    def upsert_sources(self, rows: Sequence[dict[str, Any]]) -> None:
+    def upsert_sources(self, rows: Sequence[Row]) -> None:
         """Rewrite source rows only (e.g. a new mtime for unchanged content)."""
         if rows:
             data = self._table_from_rows(rows, SOURCES_SCHEMA)
@@ -320,7 +320,7 @@ class WorkspaceStore(Queries):
                 f"{sql.in_list('dst', [SOURCE_PREFIX + s for s in sources])}"))
             self._write("deletions", lambda: self._sources.delete(sql.in_list("source", sources)))
 
-    def replace_digests(self, rows: Sequence[dict[str, Any]], stale_ids: Sequence[str]) -> None:
+    def replace_digests(self, rows: Sequence[Row], stale_ids: Sequence[str]) -> None:
         """Upsert digests and drop those whose subject is gone, in two commits."""
         if rows:
             data = self._table_from_rows(rows, DIGESTS_SCHEMA)

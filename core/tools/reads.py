@@ -9,7 +9,7 @@ workspace scope cannot drift apart.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 import numpy as np
 from pydantic import Field
@@ -18,6 +18,7 @@ from ..errors import NotFound
 from ..retrieval import graph
 from ..retrieval.search import CHANNELS, MEMORY_COLUMNS, SearchParams, hybrid_search
 from ..store.memory_filter import Filters
+from ..store.rows import Row
 from ..store.schema import ENTITY_PREFIX
 from . import source_names
 from .datetimes import UtcDatetime
@@ -135,7 +136,7 @@ def neighbors(
     return NeighborList(origin=id, items=items)
 
 
-def _source_row(scope: Scope, source: str) -> dict[str, Any]:
+def _source_row(scope: Scope, source: str) -> Row:
     return source_names.resolve(scope.store, scope.workspace, source)
 
 

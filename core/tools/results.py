@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -28,7 +29,7 @@ class Memory(BaseModel):
     path: str = ""
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], **extra: Any) -> Any:
+    def from_row(cls, row: Mapping[str, Any], **extra: Any) -> Any:
         fields = {k: row[k] for k in Memory.model_fields if k in row}
         return cls(**fields, **extra)
 

@@ -9,10 +9,10 @@ the candidates listed, when it fits more than one source).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..errors import InvalidArgument, NotFound
 from ..store import WorkspaceStore
+from ..store.rows import Row
 
 
 def _roots(store: WorkspaceStore) -> dict[str, str]:
@@ -46,7 +46,7 @@ def _relative(given: str) -> str:
     return "" if given == "." else given
 
 
-def resolve(store: WorkspaceStore, workspace: str, given: str) -> dict[str, Any]:
+def resolve(store: WorkspaceStore, workspace: str, given: str) -> Row:
     """The source row ``given`` names: an exact stored source, or a unique root-relative path.
 
     Raises:
