@@ -92,8 +92,8 @@ class ModelSettings(_Group):
     _no_credentials = field_validator("hub_url")(classmethod(lambda cls, value: _without_credentials(value)))
 
 
-class TaggerLocalSettings(_Group):
-    about: ClassVar[str] = "The helper model when it runs on this computer (tagger.llm_provider = local)"
+class HelperLocalSettings(_Group):
+    about: ClassVar[str] = "The helper model when it runs on this computer (helper.provider = local)"
 
     model: str = Field("qwen3.5-4b", min_length=1, description=(
         "A manifest id, a .gguf path, owner/repo/file.gguf, or an https link (see `engram models list`)."))
@@ -106,17 +106,22 @@ class TaggerLocalSettings(_Group):
         "prompts faster on a GPU and needs more memory."))
 
 
-class TaggerSettings(_Group):
+class HelperSettings(_Group):
     about: ClassVar[str] = "The helper model (tagging, summaries, recall planning and answers) and where it runs"
 
-    llm: bool = Field(False, description="Classify new memories (type, domain, topics) with the helper model.")
-    llm_provider: Literal["local", "ollama", "vllm", "openai", "anthropic"] = Field(
+    provider: Literal["local", "ollama", "vllm", "openai", "anthropic"] = Field(
         "local", description="Where the helper model runs: local (llama.cpp here), ollama, vllm, openai, anthropic.")
-    llm_concurrency: int = Field(1, ge=1, le=16, description="Memories classified together in one batch.")
     base_url: str = Field("", description="URL of the ollama/vLLM/OpenAI-compatible server (empty: its default).")
     _no_credentials = field_validator("base_url")(classmethod(lambda cls, value: _without_credentials(value)))
     remote_model: str = Field("", description="The model's name at a provider other than local.")
-    local: TaggerLocalSettings = Field(default_factory=TaggerLocalSettings)
+    local: HelperLocalSettings = Field(default_factory=HelperLocalSettings)
+
+
+class TaggerSettings(_Group):
+    about: ClassVar[str] = "Tagging new memories with the helper model"
+
+    llm: bool = Field(False, description="Classify new memories (type, domain, topics) with the helper model.")
+    llm_concurrency: int = Field(1, ge=1, le=16, description="Memories classified together in one batch.")
 
 
 class SummarizerSettings(_Group):
@@ -312,6 +317,7 @@ class Settings(BaseModel):
     store: StoreSettings = Field(default_factory=StoreSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
+    helper: HelperSettings = Field(default_factory=HelperSettings)
     tagger: TaggerSettings = Field(default_factory=TaggerSettings)
     summarizer: SummarizerSettings = Field(default_factory=SummarizerSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
@@ -333,7 +339,7 @@ def _groups(model: type[BaseModel], prefix: str = "") -> dict[str, type[_Group]]
     return found
 
 
-#: Every group by its dotted path ("store", "tagger", "tagger.local", …).
+#: Every group by its dotted path ("store", "helper", "helper.local", …).
 GROUPS: dict[str, type[_Group]] = _groups(Settings)
 
 
@@ -343,13 +349,13 @@ def is_group_field(group: str, name: str) -> bool:
 
 
 def split_key(key: str) -> tuple[str, str]:
-    """``"tagger.local.n_ctx"`` → ``("tagger.local", "n_ctx")`` (no validation)."""
+    """``"helper.local.n_ctx"`` → ``("helper.local", "n_ctx")`` (no validation)."""
     group, _, name = key.rpartition(".")
     return group, name
 
 
 def setting_keys() -> list[str]:
-    """Every ``group.key`` (groups may nest: ``tagger.local.model``), in declaration order."""
+    """Every ``group.key`` (groups may nest: ``helper.local.model``), in declaration order."""
     return [f"{group}.{name}" for group, model in GROUPS.items() for name in model.model_fields
             if not is_group_field(group, name)]
 

@@ -1,17 +1,20 @@
 """Reading and writing settings: defaults, the TOML file, the environment.
 
-Precedence is environment > file > default. Loading never creates or changes a file. Writing
-(``set_value``/``reset_value``) validates first and replaces the file atomically, so a refused value
-leaves the file exactly as it was; it edits the file's TOML document in place, so the user's comments,
-blank lines and order survive and only the changed key's line differs. Groups may nest (``[tagger.local]``
-in the file, ``tagger.local.model`` as a key, ``ENGRAM_TAGGER_LOCAL_MODEL`` in the environment).
+Precedence is environment > file > default. Loading never creates a file, and changes one only to rename
+settings that have a new name (``settings_migration``): once, atomically, comments kept, and only when the
+renamed file is valid. Writing (``set_value``/``reset_value``) validates first and replaces the file
+atomically, so a refused value leaves the file exactly as it was; it edits the file's TOML document in place,
+so the user's comments, blank lines and order survive and only the changed key's line differs. Groups may
+nest (``[helper.local]`` in the file, ``helper.local.model`` as a key, ``ENGRAM_HELPER_LOCAL_MODEL`` in the
+environment).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import tomllib
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
@@ -19,18 +22,19 @@ from typing import Any, Literal
 
 import tomlkit
 from pydantic import ValidationError
-from tomlkit.container import Container
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import AoT, InlineTable, Null, Table, Whitespace
 
 from .errors import SettingsError
 from .fileio import atomic_write_bytes
 from .settings import GROUPS, Settings, accepted_values, is_group_field, setting_keys, split_key
+from .settings_document import place_in_document, remove_from_document
+from .settings_migration import OLD_GROUPS, migrate_text, migrated_environment, renamed_to
 from .urls import mask_credentials
 
 Origin = Literal["default", "file", "env"]
 ENV_PREFIX = "ENGRAM_"
 Tree = dict[str, Any]
+logger = logging.getLogger(__name__)
 
 
 def env_name(key: str) -> str:
@@ -58,6 +62,9 @@ def _check(key: str) -> None:
 
 
 def _unknown_key_message(key: str) -> str:
+    new = renamed_to(key)
+    if new is not None:
+        return f"Unknown setting '{key}': it is now '{new}' (the helper model's settings are helper.*)."
     return f"Unknown setting '{key}'. Known settings: {', '.join(setting_keys())}."
 
 
@@ -74,12 +81,12 @@ def _set(tree: Tree, key: str, value: Any) -> None:
     node[name] = value
 
 
-def _flatten(tree: Tree, prefix: str = "") -> dict[str, Any]:
+def _flatten(tree: Tree, prefix: str = "", groups: Collection[str] = GROUPS.keys()) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for name, value in tree.items():
         path = f"{prefix}{name}"
-        if isinstance(value, dict) and path in GROUPS:
-            flat.update(_flatten(value, path + "."))
+        if isinstance(value, dict) and path in groups:
+            flat.update(_flatten(value, path + ".", groups))
         else:
             flat[path] = value
     return flat
@@ -115,6 +122,34 @@ def _read_text(path: Path) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _not_toml(path, exc) from exc
+
+
+def _current_text(path: Path) -> str:
+    """The settings file's text with old setting names renamed (``settings_migration``): a file that holds
+    any is rewritten with the new names first, once, atomically, comments kept.
+
+    Raises:
+        SettingsError: the file cannot be read; or it holds old names and, renamed, would still be refused
+            (an unknown key, a value out of range): the file is left as it was and the message says why.
+    """
+    text = _read_text(path)
+    migrated = migrate_text(text, lambda data: _flatten(data, groups=GROUPS.keys() | OLD_GROUPS))
+    if migrated is None:
+        return text
+    try:
+        data = _read_file(path, migrated.text)
+        _validate(data, {key: f" (from {path})" for key in _flatten(data)})
+    except SettingsError as exc:
+        raise SettingsError(f"{exc} The file still uses old setting names ({'; '.join(migrated.changes)} once it "
+                            "is valid) and was left as it was.") from None
+    try:
+        atomic_write_bytes(path, migrated.text.encode("utf-8"))
+    except OSError as exc:  # a read-only file still loads: the new names are used in memory
+        logger.warning("settings file %s: could not rename old settings in it (%s); read them as their new "
+                       "names", path, exc.strerror)
+        return migrated.text
+    logger.warning("settings file %s: %s", path, "; ".join(migrated.changes))
+    return migrated.text
 
 
 def _not_toml(path: Path, exc: Exception) -> SettingsError:
@@ -177,7 +212,8 @@ def load_settings(settings_file: Path, environ: Mapping[str, str]) -> LoadedSett
         SettingsError: the file is unreadable or not TOML, or a key or value (from the file or the
             environment) is refused; the message names the key, where it came from and what it accepts.
     """
-    data = _read_file(settings_file)
+    data = _read_file(settings_file, _current_text(settings_file))
+    environ = migrated_environment(environ, env_name)
     origins: dict[str, Origin] = {k: "default" for k in setting_keys()}
     where: dict[str, str] = {}
     for key in _flatten(data):
@@ -198,12 +234,12 @@ def set_value(settings_file: Path, key: str, text: str) -> Any:
             Nothing is written in that case.
     """
     _check(key)
-    content = _read_text(settings_file)
+    content = _current_text(settings_file)
     data = _read_file(settings_file, content)
     _set(data, key, parse_text_value(key, text))
     stored = reduce(getattr, key.split("."), _validate(data, {key: ""}))
     document = _document(settings_file, content)
-    _place(document, key, stored)
+    place_in_document(document, key, stored)
     _write(settings_file, document)
     return stored
 
@@ -214,14 +250,14 @@ def reset_value(settings_file: Path, key: str | None) -> None:
     Raises:
         SettingsError: unknown key, or the file cannot be read or written.
     """
-    content = _read_text(settings_file)
+    content = _current_text(settings_file)
     _read_file(settings_file, content)
     if key is None:
         document = tomlkit.document()
     else:
         _check(key)
         document = _document(settings_file, content)
-        _remove(document, key)
+        remove_from_document(document, key)
     if not settings_file.exists() and not document.as_string():
         return
     _write(settings_file, document)
@@ -233,70 +269,6 @@ def _document(path: Path, text: str) -> tomlkit.TOMLDocument:
         return tomlkit.parse(text)
     except TOMLKitError as exc:  # tomllib accepted the file: only a tomlkit shortcoming lands here
         raise _not_toml(path, exc) from exc
-
-
-def _place(document: tomlkit.TOMLDocument, key: str, value: Any) -> None:
-    """Set ``key`` in ``document``: in place when present (its line keeps its comment), else in its table."""
-    *path, name = key.split(".")
-    parent: MutableMapping[str, Any] = document
-    node: MutableMapping[str, Any] = document
-    for depth, part in enumerate(path):
-        if part not in node:
-            # A group's new table goes to the end of the file (or of its parent group); a parent that holds no
-            # keys of its own gets no header of its own (``[tagger.local]``, not ``[tagger]`` then ``[tagger.local]``).
-            node[part] = tomlkit.inline_table() if isinstance(node, InlineTable) else tomlkit.table(
-                is_super_table=depth < len(path) - 1)
-        parent, node = node, node[part]
-    if name in node:
-        node[name] = value
-        return
-    table = _table_with_keys(parent, path[-1])
-    if table is not None:
-        body = table.value.body
-        last = max(i for i, (k, item) in enumerate(body) if k is not None and not isinstance(item, (Table, AoT)))
-        # After the table's last key: what trails it (blank lines, a comment) introduces the next table,
-        # and tomlkit's ``add`` would append after that, so insert after the last key instead. (tomlkit has no
-        # public insert; ``_insert_at`` is the one private call, present from 0.12 to 0.15.3 at least, and
-        # ``_insert_after`` went away in 0.15.3.)
-        if last + 1 < len(body):
-            table.value._insert_at(last + 1, name, value)
-        else:
-            table.append(name, value)
-        return
-    node[name] = value
-
-
-def _table_with_keys(parent: MutableMapping[str, Any], name: str) -> Table | None:
-    """The ``[name]`` table under ``parent`` that has a header and keys (the first, when the file splits it)."""
-    body = parent.body if isinstance(parent, Container) else parent.value.body if isinstance(parent, Table) else []
-    for key, item in body:
-        if (key is not None and key.key == name and isinstance(item, Table) and not item.is_super_table()
-                and any(k is not None and not isinstance(v, (Table, AoT)) for k, v in item.value.body)):
-            return item
-    return None
-
-
-def _remove(document: tomlkit.TOMLDocument, key: str) -> None:
-    """Remove ``key`` from ``document``, and each of its tables left with no key and no comment."""
-    *path, name = key.split(".")
-    nodes: list[Any] = [document]
-    for part in path:
-        if part not in nodes[-1] or not isinstance(nodes[-1][part], MutableMapping):
-            return
-        nodes.append(nodes[-1][part])
-    if name in nodes[-1]:
-        del nodes[-1][name]
-    for parent, part, child in reversed(list(zip(nodes, path, nodes[1:]))):
-        if _is_bare(child):
-            del parent[part]
-
-
-def _is_bare(table: Any) -> bool:
-    """A table with nothing of the user's left in it: no key, no comment, no comment on its header."""
-    if not isinstance(table, Table):
-        return not table
-    return not table.trivia.comment and all(isinstance(item, (Null, Whitespace))
-                                            for _, item in table.value.body)
 
 
 def _write(settings_file: Path, document: tomlkit.TOMLDocument) -> None:

@@ -92,7 +92,7 @@ limit = 5  # the default is 10
 [embed]
 threads = 2
 
-[tagger.local]
+[helper.local]
 n_ctx = 4096
 """
 
@@ -114,7 +114,7 @@ def test_config_set_and_reset_keep_the_files_comments_and_order(tmp_path: Path) 
     assert config("set", "search.rrf_k", "50") == HAND_WRITTEN_SETTINGS.replace(
         "limit = 5  # the default is 10\n", "limit = 7  # the default is 10\nrrf_k = 50\n")
     assert config("reset", "search.rrf_k") == HAND_WRITTEN_SETTINGS.replace("limit = 5 ", "limit = 7 ")
-    assert config("set", "tagger.local.model", "smollm2-135m-instruct") == HAND_WRITTEN_SETTINGS.replace(
+    assert config("set", "helper.local.model", "smollm2-135m-instruct") == HAND_WRITTEN_SETTINGS.replace(
         "limit = 5 ", "limit = 7 ") + 'model = "smollm2-135m-instruct"\n'
     assert config("set", "ingest.exclude", "*.log,tmp/") == HAND_WRITTEN_SETTINGS.replace(
         "limit = 5 ", "limit = 7 ") + 'model = "smollm2-135m-instruct"\n\n[ingest]\nexclude = ["*.log", "tmp/"]\n'

@@ -108,45 +108,45 @@ def test_refused_set_leaves_the_file_untouched(tmp_path: Path) -> None:
 
 def test_nested_groups_work_in_the_file_the_environment_and_set(tmp_path: Path) -> None:
     file = tmp_path / "settings.toml"
-    assert set_value(file, "tagger.local.n_ctx", "4096") == 4096
-    assert "[tagger.local]" in file.read_text()
-    loaded = load_settings(file, {"ENGRAM_TAGGER_LOCAL_MODEL": "smollm2-135m-instruct", "ENGRAM_RECALL_LLM": "true"})
-    assert loaded.settings.tagger.local.n_ctx == 4096 and loaded.origins["tagger.local.n_ctx"] == "file"
-    assert loaded.settings.tagger.local.model == "smollm2-135m-instruct" and loaded.settings.recall.llm is True
-    assert loaded.value("tagger.local.model") == "smollm2-135m-instruct"
-    with pytest.raises(SettingsError, match="tagger.local.n_ctx"):
-        set_value(file, "tagger.local.n_ctx", "10")
-    with pytest.raises(SettingsError, match="Unknown setting 'tagger.local'"):
-        set_value(file, "tagger.local", "x")
-    with pytest.raises(SettingsError, match="ENGRAM_TAGGER_LOCAL_MODLE names no setting"):
-        load_settings(file, {"ENGRAM_TAGGER_LOCAL_MODLE": "x"})
-    reset_value(file, "tagger.local.n_ctx")
-    assert "[tagger" not in file.read_text()
+    assert set_value(file, "helper.local.n_ctx", "4096") == 4096
+    assert "[helper.local]" in file.read_text()
+    loaded = load_settings(file, {"ENGRAM_HELPER_LOCAL_MODEL": "smollm2-135m-instruct", "ENGRAM_RECALL_LLM": "true"})
+    assert loaded.settings.helper.local.n_ctx == 4096 and loaded.origins["helper.local.n_ctx"] == "file"
+    assert loaded.settings.helper.local.model == "smollm2-135m-instruct" and loaded.settings.recall.llm is True
+    assert loaded.value("helper.local.model") == "smollm2-135m-instruct"
+    with pytest.raises(SettingsError, match="helper.local.n_ctx"):
+        set_value(file, "helper.local.n_ctx", "10")
+    with pytest.raises(SettingsError, match="Unknown setting 'helper.local'"):
+        set_value(file, "helper.local", "x")
+    with pytest.raises(SettingsError, match="ENGRAM_HELPER_LOCAL_MODLE names no setting"):
+        load_settings(file, {"ENGRAM_HELPER_LOCAL_MODLE": "x"})
+    reset_value(file, "helper.local.n_ctx")
+    assert "[helper" not in file.read_text()
 
 
 def test_a_new_key_joins_its_table_where_the_file_splits_a_group(tmp_path: Path) -> None:
     file = tmp_path / "settings.toml"
-    text = "[tagger]\nllm = true\n\n# searching\n[search]\nlimit = 5\n\n[tagger.local]\nn_ctx = 4096\n"
+    text = '[helper]\nprovider = "ollama"\n\n# searching\n[search]\nlimit = 5\n\n[helper.local]\nn_ctx = 4096\n'
     file.write_text(text)
-    set_value(file, "tagger.remote_model", "m")
-    set_value(file, "tagger.local.threads", "2")
-    written = text.replace("llm = true\n", 'llm = true\nremote_model = "m"\n') + "threads = 2\n"
+    set_value(file, "helper.remote_model", "m")
+    set_value(file, "helper.local.threads", "2")
+    written = text.replace('provider = "ollama"\n', 'provider = "ollama"\nremote_model = "m"\n') + "threads = 2\n"
     assert file.read_text() == written
     reset_value(file, "search.max_chars")  # not in the file: nothing changes
     assert file.read_text() == written
-    loaded = load_settings(file, {}).settings.tagger
-    assert (loaded.llm, loaded.remote_model, loaded.local.n_ctx, loaded.local.threads) == (True, "m", 4096, 2)
+    loaded = load_settings(file, {}).settings.helper
+    assert (loaded.provider, loaded.remote_model, loaded.local.n_ctx, loaded.local.threads) == ("ollama", "m", 4096, 2)
 
 
 def test_the_helper_reads_256_prompt_tokens_a_step_on_4_threads_by_default(tmp_path: Path) -> None:
-    assert describe_key("tagger.local.batch") == {
+    assert describe_key("helper.local.batch") == {
         "description": "Prompt tokens the helper model reads in one step (llama.cpp's n_batch and n_ubatch); larger "
                        "reads long prompts faster on a GPU and needs more memory.",
         "default": 256, "accepts": "an integer from 16 to 8192"}
-    assert describe_key("tagger.local.threads")["default"] == 4
+    assert describe_key("helper.local.threads")["default"] == 4
     file = tmp_path / "settings.toml"
-    set_value(file, "tagger.local.batch", "512")
-    assert load_settings(file, {"ENGRAM_TAGGER_LOCAL_THREADS": "0"}).settings.tagger.local.model_dump(
+    set_value(file, "helper.local.batch", "512")
+    assert load_settings(file, {"ENGRAM_HELPER_LOCAL_THREADS": "0"}).settings.helper.local.model_dump(
         include={"batch", "threads"}) == {"batch": 512, "threads": 0}
-    with pytest.raises(SettingsError, match="tagger.local.batch"):
-        set_value(file, "tagger.local.batch", "8")
+    with pytest.raises(SettingsError, match="helper.local.batch"):
+        set_value(file, "helper.local.batch", "8")
