@@ -4,7 +4,7 @@
 
 Each lookup's question starts a new conversation in the indexed corpus's workspace (the one recall and
 recall-llm use), once per model, through ``Engine.chat`` (``chat.local_model`` is the file; the other chat.*
-settings are their defaults; ``tagger.local.threads`` is ``--threads``). Per question: the tool calls the
+settings are their defaults; ``helper.local.threads`` is ``--threads``). Per question: the tool calls the
 model made (by tool; the search of the question that research starts with is counted apart, as the seed),
 repeated calls, tool errors, rounds, tokens, the turn's wall time and the time to the first streamed text,
 how research ended, whether the reply is the fallback, what the answer cites (ids among the evidence the
@@ -151,7 +151,7 @@ def run_suite(run: Run, options: ChatOptions) -> dict[str, Any]:
     engine.close()
     folder = run.folder
     settings = Settings()
-    settings.tagger.local.threads = threads
+    settings.helper.local.threads = threads
     measured: list[dict[str, Any]] = []
     with engine_at(run.workspace(f"index-{corpus.name}"), settings) as engine:
         engine.embedder()  # loaded before the first turn is timed
@@ -163,8 +163,8 @@ def run_suite(run: Run, options: ChatOptions) -> dict[str, Any]:
                 "file": model.name, "path": str(model.resolve()), "size_bytes": model.stat().st_size,
                 "sha256": sha256_file(model), "threads": threads,
                 "settings": {**{f"chat.{k}": v for k, v in chosen.chat.model_dump().items()},
-                             "tagger.local.threads": chosen.tagger.local.threads,
-                             "tagger.local.batch": chosen.tagger.local.batch},
+                             "helper.local.threads": chosen.helper.local.threads,
+                             "helper.local.batch": chosen.helper.local.batch},
             }
             started = time.perf_counter()
             try:
@@ -214,7 +214,7 @@ def summary(envelope: dict[str, Any]) -> str:
     chat = first["settings"] if first else {}
     lines = [f"# Chat on the lookups — {', '.join(m['file'] for m in models)}", "",
              f"{result['questions']} questions ({result['corpus']}), one new conversation each; "
-             f"tagger.local.threads {result['threads']}; "
+             f"helper.local.threads {result['threads']}; "
              + (f"chat.n_ctx {chat['chat.n_ctx']}, chat.max_tokens {chat['chat.max_tokens']}, research "
                 f"{chat['chat.research_timeout_sec']:g} s / {chat['chat.research_no_progress_rounds']} rounds without "
                 f"progress / {chat['chat.research_token_budget']:,} tokens, answer {chat['chat.answer_timeout_sec']:g} s"

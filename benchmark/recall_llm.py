@@ -52,9 +52,9 @@ def run_suite(run: Run, options: RecallLlmOptions) -> dict[str, Any]:
     settings = Settings()
     settings.recall.llm = True
     settings.recall.llm_timeout_sec = timeout
-    settings.tagger.local.model = str(model)
-    settings.tagger.local.threads = 2
-    settings.tagger.local.n_ctx = 8192
+    settings.helper.local.model = str(model)
+    settings.helper.local.threads = 2
+    settings.helper.local.n_ctx = 8192
     rows: list[dict[str, Any]] = []
     with engine_at(run.workspace(f"index-{corpus.name}"), settings) as engine:
         tokenizer = engine.embedder()

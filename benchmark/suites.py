@@ -103,7 +103,7 @@ class RecallLlmOptions(LookupsOptions):
 class ChatOptions(LookupsOptions):
     model: list[Path] = field(default_factory=list, metadata=option(
         "A chat model's GGUF (repeat --model to measure several, one after another).", required=True, repeat=True))
-    threads: int = field(default=2, metadata=option("tagger.local.threads: the model's CPU threads."))
+    threads: int = field(default=2, metadata=option("helper.local.threads: the model's CPU threads."))
 
     def problems(self) -> list[str]:
         out = [*super().problems()]

@@ -290,7 +290,7 @@ class Engine:
         return self._inference.model_pool()
 
     def provider(self, role: str = "helper") -> Provider:
-        """Where the helper model runs for ``role``, per ``tagger.llm_provider``. Never downloads a model.
+        """Where the helper model runs for ``role``, per ``helper.provider``. Never downloads a model.
 
         Raises:
             ModelError: the local model is missing or unverified (the message says how to get it), it
@@ -359,7 +359,7 @@ class Engine:
         path = files.verify(entry)
         loaded = self._inference.model_pool().get(
             "chat", path, n_ctx=chat.n_ctx, offload=self._inference.offload(chat.n_gpu_layers),
-            threads=self.settings.tagger.local.threads, batch=self.settings.tagger.local.batch)
+            threads=self.settings.helper.local.threads, batch=self.settings.helper.local.batch)
         return LocalChatModel.open(loaded, entry.id, chat.tool_format)
 
     # -------------------------------------------------------------------- tools

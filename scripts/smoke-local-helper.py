@@ -61,16 +61,16 @@ def main(argv: list[str] | None = None) -> int:
         settings.recall.llm_timeout_sec = args.timeout
         settings.ingest.allowed_roots = [str(root)]
         if args.threads:
-            settings.tagger.local.threads = args.threads
+            settings.helper.local.threads = args.threads
         started = time.monotonic()
         if args.model_path is not None:
             if not args.model_path.is_file():
                 print(f"smoke: {args.model_path} is not a file.", file=sys.stderr)
                 return 2
-            settings.tagger.local.model = str(args.model_path.resolve())
+            settings.helper.local.model = str(args.model_path.resolve())
             print(f"model: {args.model_path}\n  {pin_of(args.model_path)}")
         else:
-            settings.tagger.local.model = "smollm2-135m-instruct"
+            settings.helper.local.model = "smollm2-135m-instruct"
             entry = model_entry("smollm2-135m-instruct")
             print(f"model: {entry.name} (the test model)")
         try:

@@ -227,7 +227,7 @@ def test_chat_suite_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert envelope["models"]["chat: tiny-chat.gguf"]["size_bytes"] == model_file.stat().st_size
     (model,) = result["models"]
     assert model["file"] == "tiny-chat.gguf" and model["size_bytes"] == model_file.stat().st_size
-    assert model["tool_format"] == "hermes" and model["settings"]["tagger.local.threads"] == 2
+    assert model["tool_format"] == "hermes" and model["settings"]["helper.local.threads"] == 2
     assert model["settings"]["chat.local_model"] == str(model_file.resolve())
     first, second = model["turns"]
     for turn in (first, second):

@@ -30,7 +30,7 @@ def test_a_real_model_researches_in_its_own_format_and_answers_from_what_it_read
     settings = Settings()
     settings.chat.local_model = str(FOLDER / MODEL)
     settings.chat.max_tokens = 256
-    settings.tagger.local.threads = 2
+    settings.helper.local.threads = 2
     with Engine(paths, settings, embedder=fake_embedder) as engine:
         deploy = engine.call("store", {"content": "We deploy on Tuesdays after the review.", "title": "Deploy day",
                                        "project": "ops"}).result.id

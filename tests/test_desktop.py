@@ -52,12 +52,12 @@ VALUES: dict[str, tuple[str, str | None]] = {
     "search.weight_semantic": ("0.8", "heavy"),
     "search.weight_lexical": ("1.2", "-3"),
     "search.weight_graph": ("0.2", "x"),
-    "tagger.llm_provider": ("ollama", None),
-    "tagger.base_url": ("http://127.0.0.1:11434", None),
-    "tagger.remote_model": ("qwen3:4b", None),
-    "tagger.local.model": ("qwen3.5-35b-a3b", None),
-    "tagger.local.threads": ("2", "-1"),
-    "tagger.local.batch": ("512", "8"),
+    "helper.provider": ("ollama", None),
+    "helper.base_url": ("http://127.0.0.1:11434", None),
+    "helper.remote_model": ("qwen3:4b", None),
+    "helper.local.model": ("qwen3.5-35b-a3b", None),
+    "helper.local.threads": ("2", "-1"),
+    "helper.local.batch": ("512", "8"),
     "model.gpu_device": ("cpu", None),
     "service.port": ("8765", "70000"),
     "chat.local_model": ("qwen3.5-4b", None),
@@ -185,7 +185,7 @@ def test_recall_llm_explains_whether_it_can_be_on(make_desktop: Any, qtbot: Any)
     desktop = make_desktop()
     page = desktop.window.settings
     assert "Now off" in page.llm_state.text() and "not downloaded yet" in page.llm_state.text()
-    enter(page.rows["tagger.llm_provider"], "openai")
+    enter(page.rows["helper.provider"], "openai")
     settle(desktop, qtbot)
     assert "not on this computer" in page.llm_state.text()
 
@@ -199,10 +199,10 @@ def test_a_helper_model_downloads_from_the_settings_page_with_progress(make_desk
         desktop = make_desktop()
         page = desktop.window.settings
         assert "Pinned by hash" in page.model_state.text(), "the default helper (qwen3.5-4b) is pinned by hash"
-        enter(page.rows["tagger.local.model"], "qwen3.5-35b-a3b")
+        enter(page.rows["helper.local.model"], "qwen3.5-35b-a3b")
         settle(desktop, qtbot)
         assert "Pinned by revision only" in page.model_state.text()
-        enter(page.rows["tagger.local.model"], f"{server.url}/files/tiny.gguf")
+        enter(page.rows["helper.local.model"], f"{server.url}/files/tiny.gguf")
         settle(desktop, qtbot)
         assert "not downloaded" in page.model_state.text() and page.download_button.isEnabled()
         with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.kind == "download") as done:

@@ -115,7 +115,7 @@ def test_a_gpu_chosen_by_index_is_found_by_name_in_llama_cpps_list(tmp_path: Pat
     opener = RecordingOpener()
     settings = Settings()
     settings.model.gpu_device = "0"  # the RTX 3060 of `engram device`: Vulkan's second GPU
-    settings.tagger.local.n_gpu_layers = 20
+    settings.helper.local.n_gpu_layers = 20
     engine = inference(settings, tmp_path, opener, [RTX_3060, RTX_A4000], VULKAN)
     try:
         engine.provider("helper")
@@ -144,12 +144,12 @@ def test_on_the_cpu_no_gpu_option_reaches_the_opener(tmp_path: Path, monkeypatch
 def test_threads_and_batch_follow_the_settings(tmp_path: Path) -> None:
     opener = RecordingOpener()
     settings = Settings()
-    settings.tagger.local.threads = 1
-    settings.tagger.local.batch = 128
+    settings.helper.local.threads = 1
+    settings.helper.local.batch = 128
     engine = inference(settings, tmp_path, opener)
     try:
         engine.provider("helper")
-        settings.tagger.local.threads = 0  # every core: a new configuration, loaded once more
+        settings.helper.local.threads = 0  # every core: a new configuration, loaded once more
         engine.provider("helper")
         engine.provider("planner")  # the same configuration: shared, not loaded again
     finally:
@@ -158,7 +158,7 @@ def test_threads_and_batch_follow_the_settings(tmp_path: Path) -> None:
 
 
 def test_the_seed_defaults_are_four_threads_and_a_256_token_batch() -> None:
-    local = Settings().tagger.local
+    local = Settings().helper.local
     assert (local.threads, local.batch, DEFAULT_BATCH) == (4, 256, 256)
     assert cpu_threads(4, cores=2) == 2 and cpu_threads(4, cores=16) == 4
     assert cpu_threads(0, cores=16) == 16 and cpu_threads(8, cores=16) == 8
@@ -216,7 +216,7 @@ def test_the_embedding_model_follows_the_chosen_gpu(tmp_path: Path, gpu_build: N
     assert engine.embedding_offload() == Offload(ALL_LAYERS, main_gpu=0)
     settings = Settings()
     settings.model.gpu_device = "geforce"
-    settings.tagger.local.n_gpu_layers = 0  # the helper's layers: the embedding model is not the helper
+    settings.helper.local.n_gpu_layers = 0  # the helper's layers: the embedding model is not the helper
     engine = inference(settings, tmp_path, RecordingOpener(), [RTX_3060, RTX_A4000], VULKAN)
     assert engine.embedding_offload() == Offload(ALL_LAYERS, main_gpu=1)
 

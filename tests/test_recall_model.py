@@ -200,7 +200,7 @@ def test_a_remote_provider_is_never_called(make: Any, monkeypatch: pytest.Monkey
         return real_connect(sock, address)
 
     monkeypatch.setattr(socket.socket, "connect", watch)
-    engine = make(None, tagger__llm_provider="ollama", tagger__base_url="http://10.20.30.40:11434")
+    engine = make(None, helper__provider="ollama", helper__base_url="http://10.20.30.40:11434")
     out = engine_call(engine)
     assert "runs on ollama at http://10.20.30.40:11434, not on this computer" in out.text
     assert not [a for a in opened if isinstance(a, tuple) and not str(a[0]).startswith(("127.", "::1"))]
@@ -220,8 +220,8 @@ def test_a_real_model_round_trip_is_valid_whatever_it_says(paths: Paths, tmp_pat
     s = Settings()
     s.recall.llm = True
     s.recall.llm_timeout_sec = 60
-    s.tagger.local.model = "smollm2-135m-instruct"
-    s.tagger.local.n_ctx = 4096
+    s.helper.local.model = "smollm2-135m-instruct"
+    s.helper.local.n_ctx = 4096
     root = write_tree(tmp_path / "ops", DOCS)
     with Engine(paths, s, embedder=HashingEmbedder()) as engine:
         engine.call("ingest_path", {"path": str(root), "project": "ops"})
@@ -240,8 +240,8 @@ def test_a_real_model_round_trip_is_valid_whatever_it_says(paths: Paths, tmp_pat
 @pytest.mark.slow
 def test_the_real_test_model_answers_under_the_schema(paths: Paths) -> None:
     s = Settings()
-    s.tagger.local.model = "smollm2-135m-instruct"
-    s.tagger.local.n_ctx = 4096
+    s.helper.local.model = "smollm2-135m-instruct"
+    s.helper.local.n_ctx = 4096
     evidence = ("step 1 · search \"backups\" → 2 results\n\n[1] a1 · ops · backup.md:1-3\nBackups run nightly with "
                 "restic to the NAS.\n\n[2] b2 · ops · deploy.md:1-7\nRoll back with git revert.\n\n— 2 of 2 results shown")
     with Engine(paths, s, embedder=HashingEmbedder()) as engine:

@@ -84,8 +84,8 @@ async def test_recall_with_the_local_model_sends_nothing_beyond_loopback(env: di
     netlog.write_text("")
     guarded = {**env, "PYTHONPATH": os.pathsep.join([str(guard), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                "ENGRAM_TEST_NETLOG": str(netlog), "ENGRAM_RECALL_LLM": "true", "ENGRAM_RECALL_LLM_TIMEOUT_SEC": "60",
-               "ENGRAM_TAGGER_LOCAL_MODEL": "smollm2-135m-instruct", "ENGRAM_TAGGER_LOCAL_N_CTX": "4096",
-               "ENGRAM_TAGGER_LLM": "true", "ENGRAM_TAGGER_LOCAL_THREADS": "2"}
+               "ENGRAM_HELPER_LOCAL_MODEL": "smollm2-135m-instruct", "ENGRAM_HELPER_LOCAL_N_CTX": "4096",
+               "ENGRAM_TAGGER_LLM": "true", "ENGRAM_HELPER_LOCAL_THREADS": "2"}
     probe = "import socket\ntry:\n    socket.create_connection(('10.255.255.1', 9), timeout=0.2)\nexcept OSError:\n    pass\n"
     subprocess.run([sys.executable, "-c", probe], env=guarded, timeout=60, check=True)
     assert "10.255.255.1" in netlog.read_text(), "the guard sees a connection beyond loopback"

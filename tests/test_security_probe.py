@@ -282,7 +282,7 @@ def test_every_health_probe_sends_a_fresh_unguessable_challenge(recorder: tuple[
 # ------------------------------------------------------------------ credentials in any URL
 
 
-@pytest.mark.parametrize("key", ["model.hub_url", "tagger.base_url", "chat.base_url"])
+@pytest.mark.parametrize("key", ["model.hub_url", "helper.base_url", "chat.base_url"])
 def test_a_settings_url_with_credentials_is_refused_without_repeating_them(tmp_path: Path, key: str) -> None:
     from engram.core.errors import SettingsError
     from engram.core.settings_file import set_value

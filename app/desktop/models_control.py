@@ -70,7 +70,7 @@ class ModelsController(QObject):
         """
         if isinstance(entry_or_id, ModelEntry):
             return entry_or_id
-        return resolve_model(entry_or_id if entry_or_id is not None else self.engine.settings.tagger.local.model)
+        return resolve_model(entry_or_id if entry_or_id is not None else self.engine.settings.helper.local.model)
 
     def state(self, entry_or_id: ModelEntry | str | None = None) -> ModelState:
         """The file of ``entry_or_id`` (default: the chosen helper model) in words, from a stat of the file and

@@ -196,7 +196,7 @@ class SettingRow(QWidget):
         self.editor.setToolTip(tip)
         self.editor.setAccessibleName(words)
         self.editor.setAccessibleDescription(info["description"])
-        wide = isinstance(self.editor, (QComboBox, QSlider)) or key in ("tagger.base_url", "tagger.remote_model")
+        wide = isinstance(self.editor, (QComboBox, QSlider)) or key in ("helper.base_url", "helper.remote_model")
         line.insertWidget(0, self.editor, 1 if wide else 0)
         if not wide:
             line.addStretch(1)

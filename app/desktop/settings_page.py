@@ -87,7 +87,7 @@ class SettingsPage(QWidget):
                 self.llm_state = wrapped()
                 form.addRow(wrapped("Local inference"), self.llm_state)
             for key in section_keys:
-                if key == "tagger.local.model":  # a custom model can be typed in
+                if key == "helper.local.model":  # a custom model can be typed in
                     row = SettingRow(self.save, key, [(i, i) for i in helper_ids], editable=True)
                 elif key == "chat.local_model":  # the chat models, those this computer cannot hold disabled
                     row = self._chat_model_row(key, [e for e in manifest if {"helper", "chat-large"} & set(e.roles)])
@@ -103,7 +103,7 @@ class SettingsPage(QWidget):
                     form.addRow(row)
                 else:
                     form.addRow(row.label, row)
-                if key == "tagger.local.model":
+                if key == "helper.local.model":
                     form.addRow(wrapped("Model file"), self._model_box())
                 if key == "model.gpu_device":
                     self.gpu_label = wrapped("Looking for GPUs…")
@@ -145,7 +145,7 @@ class SettingsPage(QWidget):
         if not outcome.changed:
             return
         self.every_setting.show_value(outcome.key, outcome.value, "file")
-        if outcome.key in ("recall.llm", "tagger.llm_provider", "tagger.base_url", "tagger.local.model"):
+        if outcome.key in ("recall.llm", "helper.provider", "helper.base_url", "helper.local.model"):
             self.explain_llm()
             self.show_model_state()
         self.saved.emit(outcome.key, outcome.value)
@@ -167,9 +167,9 @@ class SettingsPage(QWidget):
         s = self.engine.settings
         what = ("When local AI plans and answers recalls, the helper model plans extra searches and condenses the "
                 "evidence into an answer that cites it; otherwise a recall returns the evidence itself. ")
-        if not is_local_inference(s.tagger.llm_provider, s.tagger.base_url):
-            why = (f"It cannot be on now: the helper model runs at {s.tagger.llm_provider}"
-                   f"{' (' + s.tagger.base_url + ')' if s.tagger.base_url else ''}, not on this computer, and recall "
+        if not is_local_inference(s.helper.provider, s.helper.base_url):
+            why = (f"It cannot be on now: the helper model runs at {s.helper.provider}"
+                   f"{' (' + s.helper.base_url + ')' if s.helper.base_url else ''}, not on this computer, and recall "
                    "never sends your memory elsewhere.")
         else:
             try:

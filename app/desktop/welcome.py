@@ -122,12 +122,12 @@ class Welcome(QDialog):
     def _local_ai_step(self) -> QWidget:
         settings = self.settings
         try:
-            entry = resolve_model(settings.tagger.local.model)
+            entry = resolve_model(settings.helper.local.model)
             size = f"{entry.size / 1e9:.1f} GB" if entry.size else "a few GB"
             memory = f"about {entry.size * 1.3 / 1e9:.1f} GB of memory" if entry.size else "a few GB of memory"
             name = entry.name
         except EngramError:
-            name, size, memory = settings.tagger.local.model, "a few GB", "a few GB of memory"
+            name, size, memory = settings.helper.local.model, "a few GB", "a few GB of memory"
         page, layout = _page(
             f"<b>3. Local AI is {'on' if settings.recall.llm else 'off'}.</b> Turned on, a model on this computer "
             f"plans each recall and answers from your memory, citing where each part comes from. It means downloading {name} ({size}) once; "

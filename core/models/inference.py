@@ -65,14 +65,14 @@ class Inference:
 
     def offload(self, layers: int | None = None) -> Offload:
         """Where a local generation model goes: the plan's layers (``layers`` instead of
-        ``tagger.local.n_gpu_layers`` when given, e.g. ``chat.n_gpu_layers``) on llama.cpp's number for the
+        ``helper.local.n_gpu_layers`` when given, e.g. ``chat.n_gpu_layers``) on llama.cpp's number for the
         chosen GPU (that GPU alone), or the CPU."""
         plan, main_gpu = self._placement(layers)
         return Offload(plan.layers, main_gpu) if plan.layers else ON_CPU
 
     def embedding_offload(self) -> Offload:
         """Where the embedding model goes: all its layers on the GPU ``model.gpu_device`` chooses, the same
-        one as the helper model (``tagger.local.n_gpu_layers`` is the helper's alone), or the CPU when no GPU
+        one as the helper model (``helper.local.n_gpu_layers`` is the helper's alone), or the CPU when no GPU
         is chosen or the llama.cpp build cannot offload. The GPUs are probed only when one could be used."""
         llama_cpp = llama_library()
 
@@ -96,7 +96,7 @@ class Inference:
                                              f"`engram bootstrap` installs the {build.backend} build"), 0
         main_gpu, note = llama_gpu_index(gpu, gpus, self.llama_devices())
         if layers is None:
-            layers = settings.tagger.local.n_gpu_layers
+            layers = settings.helper.local.n_gpu_layers
         return DevicePlan(gpu, build, ALL_LAYERS if layers < 0 else layers, note), main_gpu
 
     def llama_devices(self) -> list[BackendDevice]:
@@ -116,12 +116,12 @@ class Inference:
             if self._pool is None:
                 if self._closed:
                     raise EngineClosed("The engine is closed.")
-                local = self._settings().tagger.local
+                local = self._settings().helper.local
                 self._pool = ModelPool(threads=local.threads, batch=local.batch, opener=self._opener)
             return self._pool
 
     def provider(self, role: str = "helper") -> Provider:
-        """Where the helper model runs for ``role``, per ``tagger.llm_provider``. Never downloads a model.
+        """Where the helper model runs for ``role``, per ``helper.provider``. Never downloads a model.
 
         Raises:
             ModelError: the local model is missing or unverified (the message says how to get it), it
@@ -129,19 +129,19 @@ class Inference:
             EngineClosed: ``close`` ran.
         """
         settings = self._settings()
-        cfg = settings.tagger
+        cfg = settings.helper
         if self._generator is not None:
             return self._generator
-        if cfg.llm_provider == "local":
+        if cfg.provider == "local":
             entry = resolve_model(settings.model.chat_large if role == "chat-large" else cfg.local.model)
             path = self._files().verify(entry)
             return LocalProvider(self.model_pool().get(role, path, n_ctx=cfg.local.n_ctx, offload=self.offload(),
                                                        threads=cfg.local.threads, batch=cfg.local.batch))
-        if cfg.llm_provider == "anthropic":
+        if cfg.provider == "anthropic":
             return AnthropicProvider(cfg.remote_model or "claude-sonnet-4-5", api_key("anthropic"),
                                      base_url=cfg.base_url or DEFAULT_URLS["anthropic"])
-        key = api_key(cfg.llm_provider) if cfg.llm_provider == "openai" else None
-        return OpenAICompatibleProvider(cfg.llm_provider, cfg.base_url or DEFAULT_URLS[cfg.llm_provider],
+        key = api_key(cfg.provider) if cfg.provider == "openai" else None
+        return OpenAICompatibleProvider(cfg.provider, cfg.base_url or DEFAULT_URLS[cfg.provider],
                                         cfg.remote_model, key)
 
     def close(self) -> None:

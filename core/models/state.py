@@ -14,13 +14,13 @@ def inference_state(settings: Settings, paths: Paths) -> str:
     """One line for status: whether recall's local model path is on, and if not, why (no file hashing)."""
     if not settings.recall.llm:
         return "off (recall.llm is false)"
-    provider, url = settings.tagger.llm_provider, settings.tagger.base_url
+    provider, url = settings.helper.provider, settings.helper.base_url
     if not is_local_inference(provider, url):
         return f"off: the helper model runs on {provider}" + (f" at {url}" if url else "") + ", not on this computer"
     if provider != "local":
-        return f"on: {settings.tagger.remote_model or 'the default model'} via {provider} on this computer"
+        return f"on: {settings.helper.remote_model or 'the default model'} via {provider} on this computer"
     try:
-        entry = resolve_model(settings.tagger.local.model)
+        entry = resolve_model(settings.helper.local.model)
     except EngramError as exc:
         return f"off: {exc.message}"
     status = ModelFiles(paths.models_dir, settings.model.hub_url).status(entry)

@@ -123,7 +123,7 @@ def gate(settings: Settings, provider_for: Callable[[str], Provider]) -> ModelPa
     path = ModelPath()
     if not settings.recall.llm:
         return path
-    provider, url = settings.tagger.llm_provider, settings.tagger.base_url
+    provider, url = settings.helper.provider, settings.helper.base_url
     if not is_local_inference(provider, url):
         where = f"{provider}" + (f" at {url}" if url else "")
         path.notes.append(f"note: recall.llm is on, but the helper model runs on {where}, not on this computer; "
