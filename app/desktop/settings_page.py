@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from engram.core import Engine, EngramError
 from engram.core.manifest import ModelEntry, load_manifest
-from engram.core.models.providers import is_local_inference
+from engram.core.models.runs_where import runs_where
 
 from .. import keys
 from .every_setting import EverySetting
@@ -167,10 +167,10 @@ class SettingsPage(QWidget):
         s = self.engine.settings
         what = ("When local AI plans and answers recalls, the helper model plans extra searches and condenses the "
                 "evidence into an answer that cites it; otherwise a recall returns the evidence itself. ")
-        if not is_local_inference(s.helper.provider, s.helper.base_url):
-            why = (f"It cannot be on now: the helper model runs at {s.helper.provider}"
-                   f"{' (' + s.helper.base_url + ')' if s.helper.base_url else ''}, not on this computer, and recall "
-                   "never sends your memory elsewhere.")
+        where = runs_where(s)
+        if not where.on_this_computer:
+            why = (f"It cannot be on now: the helper model runs on {where.describe()}, not on this computer, and "
+                   "recall never sends your memory elsewhere.")
         else:
             try:
                 entry = self.models.entry()

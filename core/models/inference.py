@@ -14,7 +14,8 @@ from .files import ModelFiles, total_memory_mb
 from .gpu import Gpu, choose, detect
 from .placement import ALL_LAYERS, ON_CPU, Offload, llama_gpu_index
 from .pool import ModelPool, Opener, open_llama
-from .providers import DEFAULT_URLS, AnthropicProvider, LocalProvider, OpenAICompatibleProvider, Provider, api_key
+from .providers import AnthropicProvider, LocalProvider, OpenAICompatibleProvider, Provider, api_key
+from .runs_where import runs_where
 
 
 class DevicePlan(NamedTuple):
@@ -129,20 +130,17 @@ class Inference:
             EngineClosed: ``close`` ran.
         """
         settings = self._settings()
-        cfg = settings.helper
         if self._generator is not None:
             return self._generator
-        if cfg.provider == "local":
-            entry = resolve_model(settings.model.chat_large if role == "chat-large" else cfg.local.model)
-            path = self._files().verify(entry)
-            return LocalProvider(self.model_pool().get(role, path, n_ctx=cfg.local.n_ctx, offload=self.offload(),
-                                                       threads=cfg.local.threads, batch=cfg.local.batch))
-        if cfg.provider == "anthropic":
-            return AnthropicProvider(cfg.remote_model or "claude-sonnet-4-5", api_key("anthropic"),
-                                     base_url=cfg.base_url or DEFAULT_URLS["anthropic"])
-        key = api_key(cfg.provider) if cfg.provider == "openai" else None
-        return OpenAICompatibleProvider(cfg.provider, cfg.base_url or DEFAULT_URLS[cfg.provider],
-                                        cfg.remote_model, key)
+        where, local = runs_where(settings, role), settings.helper.local
+        if where.in_process:
+            path = self._files().verify(resolve_model(where.model))
+            return LocalProvider(self.model_pool().get(role, path, n_ctx=local.n_ctx, offload=self.offload(),
+                                                       threads=local.threads, batch=local.batch))
+        if where.provider == "anthropic":
+            return AnthropicProvider(where.model or "claude-sonnet-4-5", api_key("anthropic"), base_url=where.url)
+        key = api_key(where.provider) if where.provider == "openai" else None
+        return OpenAICompatibleProvider(where.provider, where.url, where.model, key)
 
     def close(self) -> None:
         """Unload every model; later ``model_pool`` calls raise ``EngineClosed``. Idempotent."""

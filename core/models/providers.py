@@ -9,6 +9,7 @@ API keys of remote providers live in the OS keyring (service ``engram``), never 
 
 The local-inference rule: inference is local only for ``local``, or for ``ollama``/``vllm`` whose base
 URL's host is a loopback address (127.0.0.0/8, ::1, localhost). A LAN or remote host is never local.
+``models/runs_where.py`` applies it for every reader of the settings.
 """
 
 from __future__ import annotations

@@ -7,20 +7,20 @@ from ..manifest import resolve_model
 from ..paths import Paths
 from ..settings import Settings
 from .files import ModelFiles
-from .providers import is_local_inference
+from .runs_where import runs_where
 
 
 def inference_state(settings: Settings, paths: Paths) -> str:
     """One line for status: whether recall's local model path is on, and if not, why (no file hashing)."""
     if not settings.recall.llm:
         return "off (recall.llm is false)"
-    provider, url = settings.helper.provider, settings.helper.base_url
-    if not is_local_inference(provider, url):
-        return f"off: the helper model runs on {provider}" + (f" at {url}" if url else "") + ", not on this computer"
-    if provider != "local":
-        return f"on: {settings.helper.remote_model or 'the default model'} via {provider} on this computer"
+    where = runs_where(settings)
+    if not where.on_this_computer:
+        return f"off: the helper model runs on {where.describe()}, not on this computer"
+    if not where.in_process:
+        return f"on: {where.model or 'the default model'} via {where.provider} on this computer"
     try:
-        entry = resolve_model(settings.helper.local.model)
+        entry = resolve_model(where.model)
     except EngramError as exc:
         return f"off: {exc.message}"
     status = ModelFiles(paths.models_dir, settings.model.hub_url).status(entry)

@@ -24,8 +24,9 @@ from typing import Any
 
 from ..errors import EngramError, ModelError
 from ..models.generation import DeadlineExceeded
-from ..models.providers import Provider, is_local_inference
+from ..models.providers import Provider
 from ..models.redact import redact
+from ..models.runs_where import runs_where
 from ..settings import Settings
 from .plan import PlanStep, PlanTools, validate_plan
 
@@ -123,10 +124,9 @@ def gate(settings: Settings, provider_for: Callable[[str], Provider]) -> ModelPa
     path = ModelPath()
     if not settings.recall.llm:
         return path
-    provider, url = settings.helper.provider, settings.helper.base_url
-    if not is_local_inference(provider, url):
-        where = f"{provider}" + (f" at {url}" if url else "")
-        path.notes.append(f"note: recall.llm is on, but the helper model runs on {where}, not on this computer; "
+    where = runs_where(settings)
+    if not where.on_this_computer:
+        path.notes.append(f"note: recall.llm is on, but the helper model runs on {where.describe()}, not on this computer; "
                           "recall answered without it.")
         return path
     try:
