@@ -247,17 +247,21 @@ def set_value(settings_file: Path, key: str, text: str) -> Any:
 def reset_value(settings_file: Path, key: str | None) -> None:
     """Remove ``key`` (or, with ``None``, every key) from ``settings_file`` so defaults apply again.
 
+    With ``None`` the file is replaced whatever it holds, so a file that is not TOML, has unknown keys or
+    refused values is recovered this way (the messages for those say so); it is never read.
+
     Raises:
         SettingsError: unknown key, or the file cannot be read or written.
     """
+    if key is None:
+        if settings_file.exists() or settings_file.is_symlink():
+            _write(settings_file, tomlkit.document())
+        return
+    _check(key)
     content = _current_text(settings_file)
     _read_file(settings_file, content)
-    if key is None:
-        document = tomlkit.document()
-    else:
-        _check(key)
-        document = _document(settings_file, content)
-        remove_from_document(document, key)
+    document = _document(settings_file, content)
+    remove_from_document(document, key)
     if not settings_file.exists() and not document.as_string():
         return
     _write(settings_file, document)

@@ -82,6 +82,20 @@ def test_file_that_is_not_toml_is_refused(tmp_path: Path) -> None:
         load_settings(file, {})
 
 
+@pytest.mark.parametrize("content", ["[search\nlimit=", "[nosuch]\nx = 1\n", "[search]\nlimit = -3\n",
+                                     '[tagger]\nllm_provider = "bogus"\n', "\xff\xfe not utf-8"])
+def test_reset_all_recovers_a_file_that_cannot_be_loaded(tmp_path: Path, content: str) -> None:
+    """Every refusal of a file says `engram config reset --all` writes a fresh one: it must, whatever is in it."""
+    file = tmp_path / "settings.toml"
+    file.write_bytes(content.encode("latin-1"))
+    with pytest.raises(SettingsError):
+        load_settings(file, {})
+    reset_value(file, None)
+    assert load_settings(file, {}).settings == Settings()
+    reset_value(tmp_path / "absent.toml", None)
+    assert not (tmp_path / "absent.toml").exists(), "resetting no file writes none"
+
+
 def test_set_validates_then_writes_and_reset_removes(tmp_path: Path) -> None:
     file = tmp_path / "cfg" / "settings.toml"
     assert set_value(file, "search.limit", "15") == 15
