@@ -170,14 +170,24 @@ def _migrate(db: Any) -> None:
     index moves from ``content`` to it (the title, a speaker and date or a heading path, becomes searchable).
     """
     memories = db.open_table("memories")
-    if "search_text" in memories.schema.names:
+    indexes = [(i.name, i.index_type, list(i.columns)) for i in memories.list_indices()]
+    old_fts = [name for name, kind, columns in indexes if kind == "FTS" and columns == ["content"]]
+    has_new_fts = any(kind == "FTS" and columns == ["search_text"] for _, kind, columns in indexes)
+    if "search_text" in memories.schema.names and has_new_fts and not old_fts:
         return
+    # Each step is checked on its own: machines migrating a shared workspace at once each do what is still
+    # undone, and one whose commit lost a race (and retries) finds the steps another machine did.
     require_writer()
-    memories.add_columns({"search_text": SEARCH_TEXT_SQL})
-    create_fts(memories)
-    for index in memories.list_indices():
-        if index.index_type == "FTS" and list(index.columns) == ["content"]:
-            memories.drop_index(index.name)
+    if "search_text" not in memories.schema.names:
+        memories.add_columns({"search_text": SEARCH_TEXT_SQL})
+    if not has_new_fts:
+        create_fts(memories)
+    for name in old_fts:
+        try:
+            memories.drop_index(name)
+        except (ValueError, RuntimeError, OSError):  # dropped by another machine meanwhile: fine; else raise
+            if name in {i.name for i in memories.list_indices()}:
+                raise
     logger.info("moved the full-text index of a workspace to title and content (schema 2 to 3)")
 
 
