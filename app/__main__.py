@@ -1,5 +1,5 @@
 """``python -m engram.app``: the same as the ``engram`` command."""
 
-from .cli import main
+from .entry import main
 
 main()

@@ -24,7 +24,7 @@ from engram.core.privacy import private_from_now_on
 from engram.core.settings_file import env_name, load_settings
 from engram.core.tools.caller_paths import resolve_caller_paths
 
-from . import cli_chat, cli_config, cli_mcp, cli_models, cli_recall, cli_workspace
+from . import cli_capture, cli_chat, cli_config, cli_mcp, cli_models, cli_recall, cli_workspace
 from .cli_calls import LocalCalls, open_calls
 from .cli_tools import COMMANDS, FACT_COMMAND, add_tool_arguments, tool_arguments, tool_summary
 from .progress import ProgressPrinter
@@ -82,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     cli_mcp.add_parsers(sub)
     cli_models.add_parsers(sub)
     cli_workspace.add_parser(sub)
+    cli_capture.add_parser(sub)
+    hook = sub.add_parser("hook", help="What an editor's hooks run (the Claude Code plugin of `engram setup`)",
+                          description="Reads the editor's hook input (JSON) on standard input, leaves the session's "
+                                      "capture to the service and, at a session's start, prints its brief. It always "
+                                      "exits 0; what went wrong is in hooks.log in Engram's log folder.")
+    hook.add_argument("editor", nargs="*", help="claude-code")
     return parser
 
 
@@ -125,6 +131,10 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
         print("\nNo desktop here (no DISPLAY or WAYLAND_DISPLAY), so `engram` printed this help instead of "
               "starting the tray app.")
         return 0
+    if args.command == "hook":
+        from .hook import run_hook
+
+        return run_hook(args.editor, stdin=sys.stdin, stdout=sys.stdout, environ=env)
     try:
         if args.command == "config":
             return cli_config.run(args, paths, env)
@@ -140,6 +150,8 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
             # next opens the workspace, so this runs here whether or not a service runs.
             with Engine(paths, settings, environ=env) as engine:
                 return cli_workspace.run(args, engine)
+        if args.command in cli_capture.COMMANDS:
+            return cli_capture.run(args, paths, settings)
         if args.command in cli_chat.COMMANDS:
             return cli_chat.run(args, paths, settings)  # the chat model is loaded in this process
         with open_calls(paths, settings, env) as calls:

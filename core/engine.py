@@ -21,6 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from .budget import RunBudget
 from .budget.queries import QueryBudget
+from .capture.ledger import Ledger
+from .capture.worker import CaptureReport, CaptureWorker, capture_file
 from .catalog import TOOLS, validate_call
 from .chat.conversation import ConversationStore
 from .chat.loop import ChatEvent, ChatNote, ChatTurn, ModelDownload
@@ -91,6 +93,7 @@ class Engine:
         self.tools = ToolCalls(self.call)
         self._close_lock = threading.Lock()
         self._closed = False
+        self._capture: CaptureWorker | None = None
 
     # ------------------------------------------------------------------- events
 
@@ -411,6 +414,35 @@ class Engine:
 
     # -------------------------------------------------------------------- close
 
+    # -------------------------------------------------------------- capture
+
+    def capture_file(self, editor: str, transcript: os.PathLike[str] | str, *, session_id: str = "",
+                     cwd: str = "") -> CaptureReport:
+        """Capture the turns of an editor's session file not stored yet, into the default workspace.
+
+        Raises:
+            InvalidArgument: an editor capture does not read.
+            ModelError, StoreError, WorkspaceError: embedding or writing failed (nothing of it is recorded as
+                read, so the next capture reads the same turns again).
+        """
+        from pathlib import Path
+
+        return capture_file(self._scope(create=True), Ledger(self.paths.data_dir), editor, Path(transcript),
+                            session_id=session_id, cwd=cwd)
+
+    def start_capture(self) -> None:
+        """Carry out the hooks' capture jobs and watch the editors' session folders until ``close``
+        (the service and the tray app do this). Idempotent."""
+        with self._close_lock:
+            if self._closed or self._capture is not None:
+                return
+            self._capture = CaptureWorker(self.paths, lambda: self._scope(create=True))
+            self._capture.start()
+
+    def capture_ledger(self) -> Ledger:
+        """What capture has read of each session and stored today."""
+        return Ledger(self.paths.data_dir)
+
     def close(self) -> None:
         """Finish queued writes, release the stores and the models. Idempotent.
 
@@ -420,6 +452,10 @@ class Engine:
             if self._closed:
                 return
             self._closed = True
+            capture, self._capture = self._capture, None
+        if capture is not None:
+            capture.stop()
+        with self._close_lock:
             embedder = self._embedding.detach()
             self._workspaces.close()
         self._indexing.resume()  # a paused ingest finishes its batch instead of holding the close

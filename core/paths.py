@@ -24,15 +24,23 @@ class Paths:
     data_dir: Path
     config_dir: Path
     log_dir: Path
+    #: The editors' own folders whose session files capture reads (``None``: not looked at).
+    claude_dir: Path | None = None
+    codex_dir: Path | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Paths:
-        """Platform folders, with ``ENGRAM_DATA_DIR`` and ``ENGRAM_CONFIG_DIR`` overriding them."""
+        """Platform folders, with ``ENGRAM_DATA_DIR`` and ``ENGRAM_CONFIG_DIR`` overriding them; the editors'
+        folders where they keep them (``CLAUDE_CONFIG_DIR`` or ``~/.claude``, ``CODEX_HOME`` or ``~/.codex``)."""
         env = os.environ if environ is None else environ
         data = env.get("ENGRAM_DATA_DIR") or platformdirs.user_data_dir(APP_NAME, appauthor=False)
         config = env.get("ENGRAM_CONFIG_DIR") or platformdirs.user_config_dir(APP_NAME, appauthor=False)
         logs = env.get("ENGRAM_LOG_DIR") or platformdirs.user_log_dir(APP_NAME, appauthor=False)
-        return cls(Path(data).expanduser(), Path(config).expanduser(), Path(logs).expanduser())
+        home = Path(env.get("HOME") or env.get("USERPROFILE") or Path.home())
+        claude = Path(env["CLAUDE_CONFIG_DIR"]).expanduser() if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+        codex = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home / ".codex"
+        return cls(Path(data).expanduser(), Path(config).expanduser(), Path(logs).expanduser(),
+                   claude_dir=claude, codex_dir=codex)
 
     @property
     def settings_file(self) -> Path:

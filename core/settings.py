@@ -130,6 +130,26 @@ class SummarizerSettings(_Group):
     enabled: bool = Field(False, description="Summarise sources with the helper model (digests use them).")
 
 
+class CaptureSettings(_Group):
+    about: ClassVar[str] = "Editor sessions remembered without the agent storing them, and the brief at each start"
+
+    claude_code: bool = Field(True, description=(
+        "Capture Claude Code sessions (its Engram plugin's hooks, `engram capture` and, while Engram runs, the "
+        "session files it writes)."))
+    codex: bool = Field(True, description=(
+        "Capture Codex sessions (`engram capture` and, while Engram runs, the session files it writes)."))
+    turns_per_session: int = Field(1000, ge=1, le=100000, description=(
+        "At most this many turns of one session are stored; later ones are counted as left out."))
+    turns_per_day: int = Field(3000, ge=1, le=1000000, description=(
+        "At most this many captured turns are stored per day (UTC), over every editor."))
+    chars_per_day: int = Field(5_000_000, ge=1000, le=1_000_000_000, description=(
+        "At most this many characters of captured turns are stored per day (UTC)."))
+    brief_chars: int = Field(2500, ge=0, le=20000, description=(
+        "The brief a new session starts with (decisions, recent work): at most this many characters; 0: none."))
+    brief_wait_sec: float = Field(4.0, ge=0.5, le=30, description=(
+        "How long a session's start waits for Engram's service to give the brief (it starts the service)."))
+
+
 class IngestSettings(_Group):
     about: ClassVar[str] = "How files are listed and chunked"
 
@@ -321,6 +341,7 @@ class Settings(BaseModel):
     tagger: TaggerSettings = Field(default_factory=TaggerSettings)
     summarizer: SummarizerSettings = Field(default_factory=SummarizerSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+    capture: CaptureSettings = Field(default_factory=CaptureSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)

@@ -2,7 +2,7 @@
 
 import multiprocessing
 
-from engram.app.cli import main
+from engram.app.entry import main
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # a frozen app that starts helper processes needs this first

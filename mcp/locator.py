@@ -16,14 +16,10 @@ from __future__ import annotations
 
 import enum
 import logging
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx2
@@ -33,6 +29,7 @@ from engram.core import EngramError, Paths
 from .errors import ServiceStopped, ServiceUnavailable
 from .handshake import Proof, challenge, challenge_async, mismatch
 from .service_files import ServiceInfo, lock_held, read_info, read_token
+from .service_spawn import start_detached
 
 logger = logging.getLogger(__name__)
 
@@ -185,29 +182,3 @@ async def locate_async(search: Search, probe: httpx2.AsyncClient) -> Found | Non
         await anyio.sleep(POLL_INTERVAL)
 
 
-def service_command() -> list[str]:
-    """How to start ``engram service`` from this installation (also from a frozen bundle)."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable, "service"]
-    return [sys.executable, "-m", "engram.app", "service"]
-
-
-def start_detached(paths: Paths) -> None:
-    """Start a headless service for ``paths`` that outlives this process; its output goes to the log folder.
-
-    Raises:
-        OSError: the log folder cannot be written, or the process cannot be started.
-    """
-    paths.log_dir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "ENGRAM_DATA_DIR": str(paths.data_dir), "ENGRAM_CONFIG_DIR": str(paths.config_dir),
-           "ENGRAM_LOG_DIR": str(paths.log_dir)}
-    kwargs: dict[str, Any] = {}
-    if sys.platform == "win32":
-        kwargs["creationflags"] = (subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
-                                   | subprocess.CREATE_NO_WINDOW)
-    else:
-        kwargs["start_new_session"] = True
-    with open(paths.log_dir / "service.out", "ab") as out:
-        subprocess.Popen(service_command(), stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
-                         close_fds=True, **kwargs)
-    logger.info("started a headless service for %s", paths.data_dir)

@@ -284,6 +284,8 @@ class Service:
             # Tracked: ``close`` waits for it, so that it never works on an engine closed under it.
             self._warming = threading.Thread(target=_warm_up, args=(self._engine,), name="warm-up", daemon=True)
             self._warming.start()
+            # The editors' hooks leave capture jobs in the data folder; carry them out while serving.
+            self._engine.start_capture()
             self.info = ServiceInfo(port=sock.getsockname()[1], pid=os.getpid(), version=version())
             write_info(self.paths.data_dir, self.info)
         except BaseException:

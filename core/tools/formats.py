@@ -175,6 +175,7 @@ def format_status(s: WorkspaceStatus, max_chars: int) -> str:
         "indexes: " + (", ".join(s.indexes) or "none yet (built after the first ingest)"),
         *([f"local inference for recall: {s.local_inference}"] if s.local_inference else []),
         *([f"semantic run budget: {s.run_budget}"] if s.run_budget else []),
+        *s.capture,
         *([f"shared: {s.shared_at}; other machines' writes show up within {s.read_consistency_sec:g} s",
            f"this computer's part (chats, run ledger): {s.folder}"] if s.shared_at else [f"folder: {s.folder}"]),
     ]

@@ -10,6 +10,8 @@ from typing import Annotated
 
 from pydantic import Field
 
+from ..capture.ledger import Ledger
+from ..capture.worker import status_lines
 from ..models.state import inference_state
 from ..retrieval.search import MEMORY_COLUMNS
 from .results import CountedName, DeviceContext, Fact, Memory, ProjectCount, WakeUp, WorkspaceStatus
@@ -40,6 +42,7 @@ def status(scope: Scope) -> WorkspaceStatus:
         run_budget=_run_budget(scope), shared_at=store.location.describe() if store.location else "",
         read_consistency_sec=(scope.settings.store.shared_read_consistency_sec if store.location
                               else scope.settings.store.read_consistency_sec),
+        capture=status_lines(Ledger(services.paths.data_dir), scope.settings),
     )
 
 

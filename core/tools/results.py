@@ -142,6 +142,7 @@ class WorkspaceStatus(BaseModel):
     run_budget: str = ""  # the run budget's limits when recall.run_budget is on
     shared_at: str = ""  # a shared workspace's bucket location ("" for a local workspace)
     read_consistency_sec: float = 0.0  # how stale a read may be (another machine's writes show up within it)
+    capture: list[str] = Field(default_factory=list)  # what capture does and stored today, within its caps
 
 
 class DeviceContext(BaseModel):
