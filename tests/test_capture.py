@@ -187,7 +187,7 @@ def test_a_stop_hook_leaves_a_job_the_worker_captures(engine: Engine, paths: Pat
     assert out.getvalue() == "" and started == [paths.data_dir], "no service ran: one is started"
     [(_, job)] = pending(paths.data_dir)
     assert job is not None and (job.event, job.transcript) == ("Stop", str(path))
-    worker = CaptureWorker(paths, lambda: engine.scope())
+    worker = CaptureWorker(paths, lambda: engine.scope(), lambda: engine.settings)
     [report] = worker.take_jobs()
     assert report.stored.new == 2 and pending(paths.data_dir) == []
     assert run_hook(["claude-code"], stdin=io.StringIO(json.dumps(given)), stdout=out, environ=_hook_env(paths)) == 0
@@ -208,7 +208,7 @@ def test_a_job_that_is_not_one_is_removed_and_an_unknown_editor_refused(engine: 
     (folder / "00000000000000000001-1-aa.json").write_text("{broken")
     (folder / "00000000000000000002-1-bb.json").write_text(json.dumps(
         {"editor": "vim", "event": "Stop", "session_id": "s", "transcript": "/x", "cwd": "", "at": 1.0}))
-    assert CaptureWorker(paths, lambda: engine.scope()).take_jobs() == []
+    assert CaptureWorker(paths, lambda: engine.scope(), lambda: engine.settings).take_jobs() == []
     assert pending(paths.data_dir) == []
 
 
@@ -223,3 +223,20 @@ def test_the_ledger_counts_today_and_keeps_a_month(tmp_path: Path) -> None:
     assert ledger.today(start + timedelta(days=39)).turns == 2
     ledger.days_file.write_text("{not json")
     assert ledger.today() .turns == 0, "an unreadable tally starts again, it does not stop capture"
+
+
+def test_the_plugin_runs_one_hook_command_for_every_event_and_writes_nothing_when_unchanged(tmp_path: Path) -> None:
+    from engram.mcp.claude_plugin import HOOK_EVENTS, plugin_documents, write_plugin
+
+    engram = ["/opt/Engram App/engram"]
+    env = {"ENGRAM_DATA_DIR": "/home/ada/my data"}
+    docs = plugin_documents(engram, env, "1.2.3")
+    hooks = docs["engram/hooks/hooks.json"]["hooks"]
+    assert sorted(hooks) == sorted(HOOK_EVENTS)
+    commands = {h["command"] for event in hooks.values() for group in event for h in group["hooks"]}
+    assert commands == {"ENGRAM_DATA_DIR='/home/ada/my data' '/opt/Engram App/engram' hook claude-code"}
+    assert docs["engram/.mcp.json"]["mcpServers"]["engram"] == {"command": engram[0], "args": ["mcp"], "env": env}
+    assert docs[".claude-plugin/marketplace.json"]["plugins"][0]["source"] == "./engram"
+    assert write_plugin(tmp_path, engram, env, "1.2.3").changed
+    assert not write_plugin(tmp_path, engram, env, "1.2.3").changed
+    assert write_plugin(tmp_path, engram, env, "1.2.4").changed

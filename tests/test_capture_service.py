@@ -8,10 +8,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ENGRAM, cli_in_process, wait_for
 
 FIXTURE = Path(__file__).parent / "fixtures" / "capture" / "claude-code-session.jsonl"
 SESSION = "4f0c2a1e-9b7d-4c52-8e61-0a3f5b7c9d21"
+pytestmark = pytest.mark.slow
 
 
 def _hook(env: dict[str, str], event: str, transcript: Path, **extra: object) -> tuple[subprocess.CompletedProcess[str], float]:

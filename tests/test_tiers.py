@@ -11,6 +11,8 @@ TESTS = Path(__file__).parent
 WHOLLY_SLOW = {
     "test_benchmark.py": "runs every benchmark suite",
     "test_bundle.py": "builds the installer bundle",
+    "test_capture_service.py": "real hook and service processes",
+    "test_claude_code_plugin.py": "the real Claude Code from npm in real sessions",
     "test_cli_service.py": "a real service process",
     "test_inspector.py": "the MCP Inspector from npm against real processes",
     "test_mcp_processes.py": "real launcher and service processes",
