@@ -131,6 +131,8 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           QualityOptions),
     Suite("conversation", "conversation", "LoCoMo conversations stored turn by turn, evidence recall per mix "
           "(skipped by all without the data)", ConversationOptions),
+    Suite("capture", "capture", "LoCoMo conversations captured as Claude Code sessions through the hook path, "
+          "against stored turn by turn; hook wall time (skipped by all without the data)", ConversationOptions),
     Suite("speed", "speed", "ingest throughput; search and recall latency and memory by store size",
           LookupsOptions),
     Suite("ingest", "ingest", "where a fresh ingest's time goes; an edit re-ingested", LookupsOptions),

@@ -101,6 +101,15 @@ def test_quality_suite_quick(tmp_path: Path, cache: Path) -> None:
     assert (folder / "ndcg.png").exists()
 
 
+def test_capture_suite_quick_captures_a_conversation_through_the_hook_path(tmp_path: Path, cache: Path) -> None:
+    folder, envelope = run_suite(tmp_path, cache, "capture", "--data", str(LOCOMO_MINI))
+    summary = envelope["result"]["summary"]
+    assert summary["turns"] == summary["captured"] == 48, "every turn captured once"
+    assert summary["questions"] == 6 and summary["hook_process"]["n"] == 5
+    assert abs(summary["all@10_difference"]) <= 1 / 6 and summary["turns_per_second"] > 0
+    assert "Claude Code transcript + Stop hook" in (folder / "summary.md").read_text()
+
+
 def test_conversation_suite_quick_reads_a_locomo_format_file(tmp_path: Path, cache: Path) -> None:
     folder, envelope = run_suite(tmp_path, cache, "conversation", "--data", str(LOCOMO_MINI))
     summary = envelope["result"]["summary"]
