@@ -28,6 +28,9 @@ def add_parsers(sub: Any) -> None:
     setup.add_argument("--list", action="store_true", help="List the clients and where their configs live.")
     setup.add_argument("--remove", action="store_true", help="Remove the entry instead of adding it.")
     setup.add_argument("--dry-run", action="store_true", help="Print the change without writing.")
+    setup.add_argument("--plugin", action="store_true",
+                       help="Claude Code: install Engram as a plugin (its MCP server plus hooks that remember each "
+                            "session and brief a new one), instead of the plain MCP entry.")
 
 
 def run(args: argparse.Namespace, paths: Paths, settings: Settings) -> int:
@@ -43,4 +46,5 @@ def run(args: argparse.Namespace, paths: Paths, settings: Settings) -> int:
         return run_launcher(paths, settings, standalone=args.standalone)
     from engram.mcp.setup_clients import run_setup
 
-    return run_setup(args.client, listing=args.list, remove=args.remove, dry_run=args.dry_run)
+    return run_setup(args.client, listing=args.list, remove=args.remove, dry_run=args.dry_run, plugin=args.plugin,
+                     data_dir=paths.data_dir)

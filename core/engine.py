@@ -15,12 +15,14 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from .budget import RunBudget
 from .budget.queries import QueryBudget
+from .capture.folder_watch import Batch, FolderWatch, Watched, include_patterns
 from .capture.ledger import Ledger
 from .capture.worker import CaptureReport, CaptureWorker, capture_file
 from .catalog import TOOLS, validate_call
@@ -32,7 +34,7 @@ from .chat.runner import chat_turn
 from .embedding import Embedder
 from .embedding.slot import EmbeddingSlot
 from .errors import EngramError, InvalidArgument, ModelError
-from .events import EventBus, Listener, ModelDownloaded, ModelDownloadFailed, ModelDownloadProgress
+from .events import EventBus, IngestFinished, Listener, ModelDownloaded, ModelDownloadFailed, ModelDownloadProgress
 from .ingest.pause import IndexingGate
 from .manifest import ModelEntry, model_entry, resolve_model
 from .models.download import Downloaded, Progress, ProgressFn
@@ -94,6 +96,7 @@ class Engine:
         self._close_lock = threading.Lock()
         self._closed = False
         self._capture: CaptureWorker | None = None
+        self._watch: FolderWatch | None = None
 
     # ------------------------------------------------------------------- events
 
@@ -425,8 +428,6 @@ class Engine:
             ModelError, StoreError, WorkspaceError: embedding or writing failed (nothing of it is recorded as
                 read, so the next capture reads the same turns again).
         """
-        from pathlib import Path
-
         return capture_file(self._scope(create=True), Ledger(self.paths.data_dir), editor, Path(transcript),
                             session_id=session_id, cwd=cwd)
 
@@ -436,8 +437,54 @@ class Engine:
         with self._close_lock:
             if self._closed or self._capture is not None:
                 return
-            self._capture = CaptureWorker(self.paths, lambda: self._scope(create=True))
+            self._capture = CaptureWorker(self.paths, lambda: self._scope(create=True), lambda: self.settings)
             self._capture.start()
+
+    def start_watching(self) -> None:
+        """Keep every folder ingested into a local workspace current until ``close`` (``core/capture/folder_watch.py``;
+        the service and the tray app do this). Idempotent."""
+        with self._close_lock:
+            if self._closed or self._watch is not None:
+                return
+            own = [self.paths.data_dir, self.paths.config_dir, self.paths.log_dir]
+            self._watch = FolderWatch(self._watched_folders, self._keep_current, lambda: self.settings, own)
+            self._watch.start()
+        self.subscribe(lambda event: self._watch.refresh() if isinstance(event, IngestFinished) and self._watch
+                       else None)
+
+    @property
+    def folder_watch(self) -> FolderWatch | None:
+        """The running folder watch (``None`` before ``start_watching``): its folders, ``pause``, ``paused``."""
+        return self._watch
+
+    def _watched_folders(self) -> list[Watched]:
+        """Every folder ingested into a local workspace, with its project (a folder of two projects: the first)."""
+        found: dict[tuple[str, str], Watched] = {}
+        for name in self.workspace_names():
+            if self._workspaces.location(name) is not None:  # shared: its folders are other machines' too
+                continue
+            for row in self.store(name).source_rows(["root", "project", "kind"]):
+                if row["kind"] == "file" and row["root"]:
+                    found.setdefault((name, str(row["root"])), Watched(name, Path(str(row["root"])), str(row["project"])))
+        return list(found.values())
+
+    def _keep_current(self, batch: Batch) -> None:
+        """Ingest a watched folder's changed files again and forget its deleted ones.
+
+        Raises:
+            EngramError: the ingest or a delete failed (the watch logs it; the next change tries again).
+        """
+        folder = batch.folder
+        store = self.store(folder.workspace)
+        for path in batch.deleted:
+            if store.source(path) is not None:
+                self.call("delete", {"source": path, "workspace": folder.workspace})
+        if batch.changed:
+            arguments: dict[str, Any] = {"path": str(folder.root), "project": folder.project,
+                                         "workspace": folder.workspace}
+            if (patterns := include_patterns(batch)) is not None:
+                arguments["include"] = patterns
+            self.call("ingest_path", arguments)
 
     def capture_ledger(self) -> Ledger:
         """What capture has read of each session and stored today."""
@@ -453,6 +500,9 @@ class Engine:
                 return
             self._closed = True
             capture, self._capture = self._capture, None
+            watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.stop()
         if capture is not None:
             capture.stop()
         with self._close_lock:

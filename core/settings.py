@@ -130,6 +130,17 @@ class SummarizerSettings(_Group):
     enabled: bool = Field(False, description="Summarise sources with the helper model (digests use them).")
 
 
+class WatchSettings(_Group):
+    about: ClassVar[str] = "Ingested folders kept current while Engram runs"
+
+    enabled: bool = Field(True, description=(
+        "Watch every folder ingested into a local workspace; changed files are ingested again, deleted ones forgotten."))
+    quiet_sec: float = Field(2.0, ge=0.2, le=600, description=(
+        "A folder's changes are taken together once it has been quiet this long."))
+    skip_folders: list[str] = Field(default_factory=list, description=(
+        "Ingested folders not to watch (absolute paths, ~ allowed)."))
+
+
 class CaptureSettings(_Group):
     about: ClassVar[str] = "Editor sessions remembered without the agent storing them, and the brief at each start"
 
@@ -144,8 +155,9 @@ class CaptureSettings(_Group):
         "At most this many captured turns are stored per day (UTC), over every editor."))
     chars_per_day: int = Field(5_000_000, ge=1000, le=1_000_000_000, description=(
         "At most this many characters of captured turns are stored per day (UTC)."))
-    brief_chars: int = Field(2500, ge=0, le=20000, description=(
-        "The brief a new session starts with (decisions, recent work): at most this many characters; 0: none."))
+    brief_chars: int = Field(2500, ge=0, le=9000, description=(
+        "The brief a new session starts with (recent work, decisions, facts): at most this many characters; 0: "
+        "none. Claude Code moves a hook's context over 10,000 characters into a file, so the brief stays under."))
     brief_wait_sec: float = Field(4.0, ge=0.5, le=30, description=(
         "How long a session's start waits for Engram's service to give the brief (it starts the service)."))
 
@@ -342,6 +354,7 @@ class Settings(BaseModel):
     summarizer: SummarizerSettings = Field(default_factory=SummarizerSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     capture: CaptureSettings = Field(default_factory=CaptureSettings)
+    watch: WatchSettings = Field(default_factory=WatchSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)

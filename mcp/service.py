@@ -286,6 +286,7 @@ class Service:
             self._warming.start()
             # The editors' hooks leave capture jobs in the data folder; carry them out while serving.
             self._engine.start_capture()
+            self._engine.start_watching()  # ingested folders kept current
             self.info = ServiceInfo(port=sock.getsockname()[1], pid=os.getpid(), version=version())
             write_info(self.paths.data_dir, self.info)
         except BaseException:

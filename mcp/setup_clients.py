@@ -209,9 +209,17 @@ def configure(client: Client, places: Places, *, command: list[str], env: Mappin
     return SetupResult(client, path, changed=True, diff=diff, backup=backup)
 
 
-def run_setup(client_name: str | None, *, listing: bool, remove: bool, dry_run: bool) -> int:
+def run_setup(client_name: str | None, *, listing: bool, remove: bool, dry_run: bool, plugin: bool = False,
+              data_dir: Path | None = None) -> int:
     """The ``engram setup`` command; returns the exit status."""
     places = Places.from_environ()
+    if plugin:
+        if client_name != "claude-code":
+            print("engram: Invalid argument: --plugin is for Claude Code: `engram setup claude-code --plugin`.",
+                  file=sys.stderr)
+            return 2
+        assert data_dir is not None
+        return _run_plugin_setup(places, data_dir, remove=remove, dry_run=dry_run)
     if listing or client_name is None:
         for client in CLIENTS.values():
             print(f"{client.name:15} {client.label:15} {client.path(places)}  [{client_state(client, places)}]")
@@ -262,3 +270,59 @@ def _has_entry(client: Client, path: Path) -> bool:
         return False
     servers = (data or {}).get(client.container) or {}
     return ENTRY_NAME in servers
+
+
+def _run_plugin_setup(places: Places, data_dir: Path, *, remove: bool, dry_run: bool) -> int:
+    """``engram setup claude-code --plugin``: write Engram's Claude Code plugin (MCP server and capture hooks) and
+    install it with Claude Code's own commands; the plain entry in ~/.claude.json is removed (the plugin serves
+    Engram instead, and two entries would start two servers)."""
+    from . import claude_plugin
+    from .server import version
+
+    root = claude_plugin.plugin_root(data_dir)
+    claude = shutil.which("claude")
+    steps = claude_plugin.claude_steps(claude or "claude", root, remove=remove)
+    if dry_run:
+        if not remove:
+            print(f"Would write Engram's Claude Code plugin into {root}, then run:")
+        for command in steps:
+            print("  " + " ".join(command))
+        return 0
+    if not remove:
+        try:
+            claude_plugin.write_plugin(root, engram_command(), launcher_env(), version())
+        except OSError as exc:
+            print(f"engram: {SetupError.title}: Cannot write the plugin into {root}: {exc.strerror}.", file=sys.stderr)
+            return 1
+        print(f"Claude Code plugin written: {root / claude_plugin.PLUGIN} (hooks: "
+              f"{', '.join(claude_plugin.HOOK_EVENTS)}; MCP server: engram)")
+    if claude is None:
+        print("Claude Code's `claude` command is not on the PATH. Run these once it is:" if not remove else
+              "Claude Code's `claude` command is not on the PATH; to remove the plugin run:")
+        for command in steps:
+            print("  " + " ".join(command))
+        return 0
+    failed = None
+    for ran in claude_plugin.run_claude(steps):
+        print(f"$ claude {' '.join(ran.command[1:])}\n  {ran.output or '(no output)'}")
+        if not claude_plugin.step_ok(ran):
+            failed = ran
+    if failed is not None:
+        print(f"engram: {SetupError.title}: `claude {' '.join(failed.command[1:])}` failed (exit {failed.returncode}).",
+              file=sys.stderr)
+        return 1
+    if remove:
+        shutil.rmtree(root, ignore_errors=True)
+        print("Claude Code: removed Engram's plugin. Restart Claude Code to pick it up.")
+        return 0
+    client = CLIENTS["claude-code"]
+    if _has_entry(client, client.path(places)):
+        try:
+            result = configure(client, places, command=launcher_command(), env=launcher_env(), remove=True)
+        except SetupError as exc:
+            print(f"engram: {exc.title}: {exc.message}", file=sys.stderr)
+            return 1
+        saved = f" (backup: {result.backup})" if result.backup else ""
+        print(f"Removed the plain engram entry from {result.path}{saved}: the plugin serves Engram now.")
+    print("Claude Code: Engram's plugin is installed. Restart Claude Code; `claude mcp list` shows plugin:engram:engram.")
+    return 0

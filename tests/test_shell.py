@@ -44,7 +44,8 @@ class Asked:
                            choose_folder_to_ingest=lambda: self.calls.append(("choose_folder",)),
                            set_indexing_paused=lambda paused: self.calls.append(("paused", paused)),
                            cancel_ingest=lambda job_id: self.calls.append(("cancel", job_id)) is None and job_id == 7,
-                           notify=self.notify, has_tray=lambda: self.tray)
+                           notify=self.notify, has_tray=lambda: self.tray,
+                           set_watching_paused=lambda paused: self.calls.append(("watching paused", paused)))
 
     def notify(self, title: str, message: str, *, error: bool = False, warning: bool = False,
                page: str = "home") -> None:
@@ -58,11 +59,12 @@ def test_the_shell_hands_each_action_to_the_callable_given_for_it(qapp: Any) -> 
     shell.show_window()
     shell.choose_folder_to_ingest()
     shell.set_indexing_paused(True)
+    shell.set_watching_paused(True)
     assert shell.cancel_ingest(7) and not shell.cancel_ingest(8)
     shell.notify("Memory", "Forgot it.", warning=True, page="memory")
     shell.quit()
     assert asked.calls == [("show_window", "memory"), ("show_window", None), ("choose_folder",), ("paused", True),
-                           ("cancel", 7), ("cancel", 8), ("notify", "Memory", "Forgot it.", False, True, "memory"),
+                           ("watching paused", True), ("cancel", 7), ("cancel", 8), ("notify", "Memory", "Forgot it.", False, True, "memory"),
                            ("quit",)]
     assert not shell.has_tray
     asked.tray = True
@@ -81,8 +83,10 @@ def test_the_tray_asks_the_shell_and_follows_its_signals(qapp: Any, home: Path) 
         tray.open_action.trigger()
         tray.ingest_action.trigger()
         tray.pause_action.trigger()
+        tray.watch_action.trigger()
         tray.quit_action.trigger()
-        assert asked.calls == [("show_window", None), ("choose_folder",), ("paused", True), ("quit",)]
+        assert asked.calls == [("show_window", None), ("choose_folder",), ("paused", True), ("watching paused", True),
+                               ("quit",)]
 
         asked.calls.clear()
         asked.shell.paused_changed.emit(True)  # already ticked: nothing is asked again

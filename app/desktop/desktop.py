@@ -90,7 +90,8 @@ class Desktop(QObject):
         self.shell = Shell(show_window=self.show_window, quit=self.quit,
                            choose_folder_to_ingest=self.choose_folder_to_ingest,
                            set_indexing_paused=self.set_indexing_paused, cancel_ingest=self.cancel_ingest,
-                           notify=self.notify, has_tray=lambda: self.tray is not None, parent=self)
+                           notify=self.notify, has_tray=lambda: self.tray is not None,
+                           set_watching_paused=self.set_watching_paused, parent=self)
         self.shell.service_changed.connect(self.service_changed)
         self.shell.status_changed.connect(self.status_changed)
         self.service_control.changed.connect(self.shell.service_changed)
@@ -247,6 +248,14 @@ class Desktop(QObject):
             self.engine.resume_indexing()
         self.shell.paused_changed.emit(paused)
         self._update_state()
+
+    def set_watching_paused(self, paused: bool) -> None:
+        """Pause (or resume) keeping ingested folders current; without a running watch there is nothing to hold."""
+        watch = self.engine.folder_watch
+        if watch is not None:
+            watch.pause(paused)
+        self.shell.show_message("Folder watch paused: changes wait until it is resumed." if paused
+                                else "Folder watch resumed.", 4000)
 
     def _editor_toggled(self, _name: str, message: str, ok: bool) -> None:
         if ok:  # a failure is notified as every failed job is (``_job_finished``)

@@ -1,7 +1,7 @@
 """What the pages and the tray may ask of the app, and what they hear from it.
 
 ``Desktop`` composes the app and hands a ``Shell`` to each page and to the tray: its methods are the app-level
-actions (show the window, quit, ingest a folder, pause indexing, notify), its signals say what changed (the
+actions (show the window, quit, ingest a folder, pause indexing or the folder watch, notify), its signals say what changed (the
 counts, the state, the GPUs found, the service). The pages connect to the signals and update their own widgets;
 nothing here imports a page, so no page imports ``Desktop``.
 """
@@ -35,12 +35,13 @@ class Shell(QObject):
     def __init__(self, *, show_window: Callable[[str | None], None], quit: Callable[[], None],
                  choose_folder_to_ingest: Callable[[], None], set_indexing_paused: Callable[[bool], None],
                  cancel_ingest: Callable[[int], bool], notify: Notify, has_tray: Callable[[], bool],
-                 parent: QObject | None = None) -> None:
+                 set_watching_paused: Callable[[bool], None], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._show_window = show_window
         self._quit = quit
         self._choose_folder = choose_folder_to_ingest
         self._set_paused = set_indexing_paused
+        self._set_watching_paused = set_watching_paused
         self._cancel_ingest = cancel_ingest
         self._notify = notify
         self._has_tray = has_tray
@@ -60,6 +61,10 @@ class Shell(QObject):
     def set_indexing_paused(self, paused: bool) -> None:
         """Pause (or resume) every ingest after its current batch; ``paused_changed`` follows."""
         self._set_paused(paused)
+
+    def set_watching_paused(self, paused: bool) -> None:
+        """Hold (or let go of) the watch of ingested folders: their changes wait until it is resumed."""
+        self._set_watching_paused(paused)
 
     def cancel_ingest(self, job_id: int) -> bool:
         """Stop the ingest job ``job_id`` after its current batch. Returns False when it runs no ingest now."""

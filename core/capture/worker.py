@@ -115,9 +115,11 @@ def session_files(paths: Paths, settings: Settings) -> Iterator[tuple[str, Path]
 class CaptureWorker:
     """The thread that carries out the inbox's jobs and scans the session folders (``start``/``stop``)."""
 
-    def __init__(self, paths: Paths, scope: Callable[[], Scope], *, scan_every: float = SCAN_EVERY_S) -> None:
+    def __init__(self, paths: Paths, scope: Callable[[], Scope], settings: Callable[[], Settings], *,
+                 scan_every: float = SCAN_EVERY_S) -> None:
         self.paths = paths
-        self._scope = scope
+        self._scope = scope  # opens the workspace: asked only when there is something to capture
+        self._settings = settings
         self.ledger = Ledger(paths.data_dir)
         self._scan_every = scan_every
         self._stop = threading.Event()
@@ -183,7 +185,7 @@ class CaptureWorker:
 
     def scan(self) -> list[CaptureReport]:
         """Capture the session files that grew since they were last seen and have been quiet ``QUIET_S``."""
-        settings = self._scope().settings
+        settings = self._settings()
         reports = []
         now = time.time()
         for editor, path in session_files(self.paths, settings):
