@@ -155,6 +155,9 @@ class CaptureSettings(_Group):
         "At most this many captured turns are stored per day (UTC), over every editor."))
     chars_per_day: int = Field(5_000_000, ge=1000, le=1_000_000_000, description=(
         "At most this many characters of captured turns are stored per day (UTC)."))
+    summaries: bool = Field(False, description=(
+        "When a session ends, the helper model writes a summary of it (goal, decisions, what is open) as a memory "
+        "linked to its turns. Off: capture never loads a generation model."))
     brief_chars: int = Field(2500, ge=0, le=9000, description=(
         "The brief a new session starts with (recent work, decisions, facts): at most this many characters; 0: "
         "none. Claude Code moves a hook's context over 10,000 characters into a file, so the brief stays under."))

@@ -240,3 +240,37 @@ def test_the_plugin_runs_one_hook_command_for_every_event_and_writes_nothing_whe
     assert write_plugin(tmp_path, engram, env, "1.2.3").changed
     assert not write_plugin(tmp_path, engram, env, "1.2.3").changed
     assert write_plugin(tmp_path, engram, env, "1.2.4").changed
+
+
+def test_a_session_end_writes_a_summary_with_the_real_model_only_when_summaries_are_on(
+        paths: Paths, tmp_path: Path) -> None:
+    """SmolLM2 (the small real test model) through llama.cpp: what it says is its own; that it is stored, linked,
+    replaced rather than doubled, and forgotten with its session is Engram's."""
+    from engram.core.capture.inbox import Job, post
+    from engram.core.capture.summary import SUMMARY_TYPE, summary_id
+
+    path = _copy(CLAUDE, tmp_path)
+    end = Job(editor="claude-code", event="SessionEnd", session_id=SESSION, transcript=str(path), cwd="", at=1.0)
+    for summaries in (False, True):
+        settings = Settings.model_validate({"capture": {"summaries": summaries}, "helper": {"local": {
+            "model": "smollm2-135m-instruct", "n_ctx": 4096, "threads": 2}}})
+        with Engine(paths, settings, embedder=HashingEmbedder()) as engine:
+            post(paths.data_dir, end)
+            CaptureWorker(paths, lambda engine=engine: engine.scope(), lambda engine=engine: engine.settings).take_jobs()
+            rows = inspection.table(engine.store(), "memories").to_arrow().to_pylist()
+            summaries_found = [r for r in rows if r["type"] == SUMMARY_TYPE]
+            if not summaries:
+                assert summaries_found == [] and engine.model_pool().loaded() == {}, "no model loaded while off"
+                continue
+            [summary] = summaries_found
+            assert summary["id"] == summary_id("claude-code", SESSION) and summary["project"] == "billing"
+            assert summary["source"] == session_source("claude-code", SESSION) and summary["content"].strip()
+            assert "sk-ant-api03" not in summary["content"]
+            [entry] = engine.capture_ledger().sessions()
+            assert entry.summarized == 2
+            post(paths.data_dir, end)  # the same session ending again, with no new turn: no second summary
+            CaptureWorker(paths, lambda engine=engine: engine.scope(), lambda engine=engine: engine.settings).take_jobs()
+            rows = inspection.table(engine.store(), "memories").to_arrow().to_pylist()
+            assert len([r for r in rows if r["type"] == SUMMARY_TYPE]) == 1
+            engine.call("delete", {"source": session_source("claude-code", SESSION)})
+            assert inspection.table(engine.store(), "memories").count_rows() == 0

@@ -46,6 +46,8 @@ class SessionEntry:
     capped: int = 0
     first_at: str = ""
     last_at: str = ""
+    #: How many of its turns the session's summary read (0: none written).
+    summarized: int = 0
 
 
 @dataclass(frozen=True)

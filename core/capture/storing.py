@@ -19,9 +19,11 @@ from typing import Protocol
 from ..embedding import Embedder
 from ..events import EngineEvent, MemoriesWritten
 from ..ingest.exchanges import exchange_vector, previous_exchange, remember_exchange
-from ..ingest.records import content_hash, mention_edges, note_row
+from ..ingest.records import content_hash, edge, mention_edges, note_row
+from ..models.providers import Provider
 from ..settings import Settings
 from ..store import WorkspaceStore, Writer
+from ..store.schema import SOURCE_PREFIX
 from .ledger import DayTally, SessionEntry
 from .turns import Turn, exchange_text
 
@@ -47,6 +49,8 @@ class Scope(Protocol):
     def embedder(self) -> Embedder: ...
 
     def emit(self, event: EngineEvent) -> None: ...
+
+    def provider(self, role: str = "helper") -> Provider: ...
 CAPTURED_TAG = "captured"
 
 
@@ -132,7 +136,7 @@ def store_turns(scope: Scope, turns: Sequence[Turn], *, project: str, caps: Caps
         else:
             new_rows.append(row)
             chars += len(text)
-            edges += mention_edges(memory_id, text, source)
+            edges += [*mention_edges(memory_id, text, source), edge(memory_id, SOURCE_PREFIX + source, "part_of", source)]
     if new_rows or replaced_rows:
         scope.writer.run(_write, scope, new_rows, replaced_rows, edges, source, project)
         remember_exchange(scope.store, project, last)

@@ -27,6 +27,7 @@ from .claude_code import Reading
 from .inbox import done, pending
 from .ledger import Ledger, SessionEntry
 from .storing import Caps, Scope, StoredTurns, store_turns
+from .summary import QUIET_BEFORE_SUMMARY_S, summarize_session
 from .turns import project_of
 
 logger = logging.getLogger(__name__)
@@ -178,10 +179,24 @@ class CaptureWorker:
                 done(path)
                 continue
             self._failures.pop(path, None)
+            if job.event == "SessionEnd":
+                self._summarize(job.editor, report.session_id)
             done(path)
             self._note(report)
             reports.append(report)
         return reports
+
+    def _summarize(self, editor: str, session_id: str) -> None:
+        """With ``capture.summaries`` on, (re)write the summary of a session whose turns grew since the last one."""
+        if not self._settings().capture.summaries:
+            return
+        entry = next((s for s in self.ledger.sessions() if (s.editor, s.session_id) == (editor, session_id)), None)
+        if entry is None or entry.turns == 0 or entry.summarized == entry.turns:
+            return
+        scope = self._scope()
+        if summarize_session(scope, scope.provider, editor, session_id) is not None:
+            self.ledger.save(replace(entry, summarized=entry.turns))
+            logger.info("summarised %s session %s (%d turns)", editor, session_id, entry.turns)
 
     def scan(self) -> list[CaptureReport]:
         """Capture the session files that grew since they were last seen and have been quiet ``QUIET_S``."""
@@ -202,6 +217,16 @@ class CaptureWorker:
             self._sizes[path] = seen
             self._note(report)
             reports.append(report)
+        if settings.capture.summaries:  # sessions with no end event: summarised once their file is quiet
+            for entry in self.ledger.sessions():
+                if entry.turns == entry.summarized:
+                    continue
+                try:
+                    quiet = now - Path(entry.transcript).stat().st_mtime >= QUIET_BEFORE_SUMMARY_S
+                except OSError:
+                    continue
+                if quiet:
+                    self._summarize(entry.editor, entry.session_id)
         return reports
 
     def _note(self, report: CaptureReport) -> None:
