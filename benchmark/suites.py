@@ -133,6 +133,7 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           "(skipped by all without the data)", ConversationOptions),
     Suite("capture", "capture", "LoCoMo conversations captured as Claude Code sessions through the hook path, "
           "against stored turn by turn; hook wall time (skipped by all without the data)", ConversationOptions),
+    Suite("watch", "watch", "a watched folder's edits of 1, 100 and 1,000 files: time until searchable", NoOptions),
     Suite("speed", "speed", "ingest throughput; search and recall latency and memory by store size",
           LookupsOptions),
     Suite("ingest", "ingest", "where a fresh ingest's time goes; an edit re-ingested", LookupsOptions),

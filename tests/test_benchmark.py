@@ -110,6 +110,13 @@ def test_capture_suite_quick_captures_a_conversation_through_the_hook_path(tmp_p
     assert "Claude Code transcript + Stop hook" in (folder / "summary.md").read_text()
 
 
+def test_watch_suite_quick_times_edits_until_searchable(tmp_path: Path, cache: Path) -> None:
+    _, envelope = run_suite(tmp_path, cache, "watch")
+    rounds = envelope["result"]["rounds"]
+    assert [r["files_changed"] for r in rounds] == [1, 10, 100]
+    assert all(r["lag_s"] >= envelope["result"]["quiet_sec"] for r in rounds), "the lag holds the quiet interval"
+
+
 def test_conversation_suite_quick_reads_a_locomo_format_file(tmp_path: Path, cache: Path) -> None:
     folder, envelope = run_suite(tmp_path, cache, "conversation", "--data", str(LOCOMO_MINI))
     summary = envelope["result"]["summary"]
