@@ -60,6 +60,9 @@ VALUES: dict[str, tuple[str, str | None]] = {
     "helper.local.batch": ("512", "8"),
     "model.gpu_device": ("cpu", None),
     "service.port": ("8765", "70000"),
+    "capture.brief_chars": ("4000", "20000"),
+    "capture.turns_per_day": ("500", "0"),
+    "watch.quiet_sec": ("5", "0.01"),
     "chat.local_model": ("qwen3.5-4b", None),
     "chat.tool_format": ("hermes", None),
     "chat.provider": ("ollama", None),
@@ -420,7 +423,8 @@ def test_the_tray_menu_actions(make_desktop: Any, home: Path, tmp_path: Path, qt
     tray = desktop.tray
     assert tray is not None
     labels = [a.text() for a in tray.menu.actions() if a.text()]
-    assert labels[1:] == ["Open Engram", "Connect an editor", "Ingest a folder…", "Pause indexing", "Quit Engram"]
+    assert labels[1:] == ["Open Engram", "Connect an editor", "Ingest a folder…", "Pause indexing",
+                          "Pause watching folders", "Quit Engram"]
 
     with qtbot.waitSignal(desktop.status_changed, timeout=30_000) as status:
         desktop.refresh()
