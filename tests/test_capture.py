@@ -75,6 +75,7 @@ def test_reading_again_from_the_offset_finds_only_the_open_turn_and_whole_lines(
     again = read_transcript(path, first.offset, first_number=2)
     assert [(t.number, t.turn_id) for t in again.turns] == [(2, "u5"), (3, "u9")]
     assert again.turns[1].answer == "", "the half-written line waits for the next read"
+    assert exchange_text(again.turns[1]) == "Now add a test for it", "a prompt with no answer yet is its words alone"
 
 
 def test_a_codex_session_reads_as_turns_without_the_context_codex_adds() -> None:

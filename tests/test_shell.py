@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from engram.app.desktop.counts import capture_sentence
 from engram.app.desktop.editors import EditorsController
 from engram.app.desktop.jobs import Job, Jobs
 from engram.app.desktop.shell import Shell
@@ -140,3 +141,24 @@ def test_the_desktop_tells_the_tray_and_home_the_counts_through_the_shell(make_d
     desktop.notify("Memory", "Forgot the note “deploys”.", page="memory")
     assert desktop.window.statusBar().currentMessage() == "Memory: Forgot the note “deploys”."
     assert desktop.shell.has_tray
+
+
+def test_home_shows_what_capture_stored_today_against_its_caps(make_desktop: Any, qtbot: Any, tmp_path: Path) -> None:
+    desktop = make_desktop()
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes((Path(__file__).parent / "fixtures" / "capture" / "claude-code-session.jsonl").read_bytes())
+    assert desktop.engine.capture_file("claude-code", transcript).stored.new == 2
+    with qtbot.waitSignal(desktop.shell.counts_changed, timeout=30_000):
+        desktop.refresh()
+    assert desktop.window.overview.capture.text() == (
+        "Sessions remembered from Claude Code and Codex today: 2 of 3,000 turns, "
+        f"{desktop.engine.capture_ledger().today().chars:,} of 5,000,000 characters")
+
+
+def test_the_capture_line_says_when_a_cap_was_reached_capture_is_off_or_the_watch_paused() -> None:
+    base = {"editors": ["Codex"], "turns": 3000, "turns_cap": 3000, "chars": 10, "chars_cap": 100, "capped": 4,
+            "sessions": 2, "watching": 3, "watch_paused": False}
+    assert capture_sentence(base) == ("Sessions remembered from Codex today: 3,000 of 3,000 turns, 10 of 100 "
+                                      "characters (4 turns left out: a daily limit was reached) · 3 folders kept current")
+    assert capture_sentence({**base, "editors": [], "watching": 1, "watch_paused": True}) == (
+        "Editor sessions are not remembered (Settings: Editors & service) · keeping folders current is paused")

@@ -27,7 +27,42 @@ def collect_overview(engine: Engine) -> dict[str, Any]:
         recent.extend({"workspace": name, "title": m.title or m.content[:80], "project": m.project,
                        "updated_at": m.updated_at, "id": m.id} for m in w.recent)
     recent.sort(key=lambda m: m["updated_at"], reverse=True)
-    return {"workspaces": workspaces, "recent": recent[:10]}
+    return {"workspaces": workspaces, "recent": recent[:10], "capture": collect_capture(engine)}
+
+
+def collect_capture(engine: Engine) -> dict[str, Any]:
+    """What capture stored today against its caps, and which folders are kept current (on a worker thread)."""
+    ledger = engine.capture_ledger()
+    today = ledger.today()
+    capture = engine.settings.capture
+    watch = engine.folder_watch
+    return {"editors": [name for name, on in (("Claude Code", capture.claude_code), ("Codex", capture.codex)) if on],
+            "turns": today.turns, "turns_cap": capture.turns_per_day, "chars": today.chars,
+            "chars_cap": capture.chars_per_day, "capped": today.capped, "sessions": len(ledger.sessions()),
+            "watching": len(watch.current()) if watch is not None else None,
+            "watch_paused": watch.paused if watch is not None else False}
+
+
+def capture_sentence(capture: dict[str, Any]) -> str:
+    """The Home page's line about capture: today's turns and characters against their caps, and the watch.
+
+    E.g. ``Sessions remembered from Claude Code and Codex today: 12 of 3,000 turns, 4,100 of 5,000,000 characters
+    · 3 folders kept current``.
+    """
+    editors = capture["editors"]
+    if editors:
+        text = (f"Sessions remembered from {' and '.join(editors)} today: {capture['turns']:,} of "
+                f"{capture['turns_cap']:,} turns, {capture['chars']:,} of {capture['chars_cap']:,} characters")
+        if capture["capped"]:
+            text += f" ({count_of(capture['capped'], 'turn', 'turns')} left out: a daily limit was reached)"
+    else:
+        text = "Editor sessions are not remembered (Settings: Editors & service)"
+    watching = capture["watching"]
+    if watching is None:
+        return text
+    if capture["watch_paused"]:
+        return text + " · keeping folders current is paused"
+    return text + f" · {count_of(watching, 'folder', 'folders')} kept current"
 
 
 def count_of(n: int, one: str, many: str) -> str:

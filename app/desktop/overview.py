@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 from engram.core import Engine
 
 from .asking import QuestionPanel
-from .counts import state_sentence
+from .counts import capture_sentence, state_sentence
 from .editors import EditorsController
 from .job_row import JobRow
 from .jobs import Job, Jobs
@@ -35,6 +35,11 @@ class OverviewPage(QWidget):
         self.state.setWordWrap(True)
         self.state.setAccessibleName("What Engram remembers")
         layout.addWidget(self.state)
+        self.capture = QLabel("")
+        self.capture.setWordWrap(True)
+        self.capture.setAccessibleName("What capture stored today")
+        self.capture.setStyleSheet("color: palette(placeholder-text);")
+        layout.addWidget(self.capture)
         self._overview: dict[str, Any] | None = None
         editors.changed.connect(self.show_state)
         shell.counts_changed.connect(self.show_overview)
@@ -80,6 +85,7 @@ class OverviewPage(QWidget):
         data = job.result
         self._overview = data
         self.show_state()
+        self.capture.setText(capture_sentence(data["capture"]))
         self.recent.clear()
         for m in data["recent"]:
             self.recent.addItem(f"{m['updated_at']:%Y-%m-%d %H:%M}  [{m['project']}]  {m['title']}")

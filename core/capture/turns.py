@@ -52,9 +52,16 @@ def _clip(text: str, limit: int) -> str:
 
 def exchange_text(turn: Turn) -> str:
     """The memory a turn becomes: a ``User:`` and an ``Assistant:`` paragraph and one
-    ``Tools:`` line, each part clipped to its share and every recognised secret redacted."""
+    ``Tools:`` line, each part clipped to its share and every recognised secret redacted.
+
+    A prompt that got no answer and ran no tool (the session ended, or the editor was stopped) is the person's
+    words alone: a lone ``User:`` label tells nothing, and it would hide a speaker the words name themselves
+    (``Name: …``, as a conversation's exchange is stored; ``core/retrieval/speakers.py``)."""
     # Redacted before clipped: a secret cut in two by the clip would no longer be recognised.
-    parts = [f"User: {_clip(redact(turn.prompt).text, PROMPT_CHARS)}"]
+    prompt = _clip(redact(turn.prompt).text, PROMPT_CHARS)
+    if not turn.answer.strip() and not turn.tools:
+        return prompt
+    parts = [f"User: {prompt}"]
     if turn.answer.strip():
         parts.append(f"Assistant: {_clip(redact(turn.answer).text, ANSWER_CHARS)}")
     if turn.tools:
