@@ -18,7 +18,6 @@ modules are imported before the job is written, so a hook returns in tens of mil
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 import time
@@ -29,24 +28,27 @@ from engram.core.capture.inbox import Job, post
 from engram.core.paths import Paths
 from engram.core.privacy import private_from_now_on
 
-logger = logging.getLogger("engram.hook")
-
 EDITORS = ("claude-code",)
 #: The events the plugin's hooks run for: each captures; ``SessionStart`` also gives the brief.
 EVENTS = ("SessionStart", "Stop", "SubagentStop", "PreCompact", "SessionEnd")
 _MAX_INPUT = 1_000_000
 
 
-def _log_to(paths: Paths) -> None:
-    try:
-        paths.log_dir.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(paths.log_dir / "hooks.log", encoding="utf-8")
-    except OSError:
-        handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
+class _HookLog:
+    """Lines appended to ``hooks.log``: the standard ``logging`` module costs a hook ~10 ms to import (it brings
+    ``traceback``, ``tokenize`` …), more than all the rest of its work. A log that cannot be written is skipped."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.path = paths.log_dir / "hooks.log"
+
+    def write(self, level: str, message: str) -> None:
+        line = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {level} {message}\n"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(line)
+        except OSError:
+            pass
 
 
 def _read_input(stdin: IO[str]) -> dict[str, Any]:
@@ -78,7 +80,7 @@ def run_hook(argv: Sequence[str], *, stdin: IO[str], stdout: IO[str], environ: M
     """Carry out one hook; always 0 (what went wrong is in ``hooks.log``)."""
     paths = Paths.from_environ(environ)
     private_from_now_on(paths)
-    _log_to(paths)
+    log = _HookLog(paths)
     started = time.monotonic()
     try:
         if len(argv) != 1 or argv[0] not in EDITORS:
@@ -92,19 +94,19 @@ def run_hook(argv: Sequence[str], *, stdin: IO[str], stdout: IO[str], environ: M
         if not running:
             _start_service(paths)
         if event == "SessionStart":
-            brief = _brief(paths, environ, job.cwd)
+            brief = _brief(paths, environ, job.cwd, log)
             if brief:
                 json.dump({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}},
                           stdout)
                 stdout.write("\n")
-        logger.info("%s %s: job left for the service%s (%.0f ms)", argv[0], event or "?",
-                    "" if running else ", which was started", 1000 * (time.monotonic() - started))
+        log.write("INFO", f"{argv[0]} {event or '?'}: job left for the service"
+                          f"{'' if running else ', which was started'} ({1000 * (time.monotonic() - started):.0f} ms)")
     except Exception as exc:  # a hook never fails the editor
-        logger.warning("hook %s: %s: %s", " ".join(argv), type(exc).__name__, exc)
+        log.write("WARNING", f"hook {' '.join(argv)}: {type(exc).__name__}: {exc}")
     return 0
 
 
-def _brief(paths: Paths, environ: Mapping[str, str], cwd: str) -> str:
+def _brief(paths: Paths, environ: Mapping[str, str], cwd: str, log: _HookLog) -> str:
     """The session's brief from the service (``""`` when it is off, empty, or the service is not ready in time)."""
     from engram.core.capture.turns import project_of
     from engram.core.settings_file import load_settings
@@ -120,7 +122,7 @@ def _brief(paths: Paths, environ: Mapping[str, str], cwd: str) -> str:
         time.sleep(0.1)
         found = locate(Search(paths, patience=max(0.1, deadline - time.monotonic()), starts=False))
     if found is None:
-        logger.info("no brief: the service did not answer within %.1f s", capture.brief_wait_sec)
+        log.write("INFO", f"no brief: the service did not answer within {capture.brief_wait_sec:.1f} s")
         return ""
     project = project_of(cwd)
     with ServiceClient(paths, found.info, found.secret) as client:

@@ -9,14 +9,11 @@ folders an older version left open. On Windows the per-user folders are private 
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 from pathlib import Path
 
 from .paths import Paths
-
-logger = logging.getLogger(__name__)
 
 PRIVATE_UMASK = 0o077
 
@@ -41,7 +38,9 @@ def close_folder(folder: Path) -> None:
     except FileNotFoundError:
         pass
     except OSError as exc:
-        logger.warning("cannot make %s private (%s)", folder, exc.strerror)
+        import logging  # here, not at the top: a hook imports this module and must start fast (app/hook.py)
+
+        logging.getLogger(__name__).warning("cannot make %s private (%s)", folder, exc.strerror)
 
 
 def private_folder(folder: Path) -> Path:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -193,6 +196,24 @@ def test_a_stop_hook_leaves_a_job_the_worker_captures(engine: Engine, paths: Pat
     assert report.stored.new == 2 and pending(paths.data_dir) == []
     assert run_hook(["claude-code"], stdin=io.StringIO(json.dumps(given)), stdout=out, environ=_hook_env(paths)) == 0
     assert worker.take_jobs()[0].stored.new == 0, "a hook run again stores nothing twice"
+
+
+def test_a_stop_hook_imports_nothing_heavy(paths: Paths, tmp_path: Path) -> None:
+    """What a Stop hook loads is what it costs the editor at every turn: no logging, no pydantic, no store."""
+    given = json.dumps({"session_id": "s", "transcript_path": str(tmp_path / "t.jsonl"), "hook_event_name": "Stop"})
+    script = ("import io, os, sys; from engram.mcp import service_files; service_files.lock_held = lambda d: True\n"
+              "from engram.app.hook import run_hook\n"
+              f"run_hook(['claude-code'], stdin=io.StringIO({given!r}), stdout=io.StringIO(), environ=os.environ)\n"
+              "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+              "('logging', 'pydantic', 'lancedb', 'pyarrow', 'numpy', 'httpx2', 'engram'))))")
+    done = subprocess.run([sys.executable, "-c", script], env={**os.environ, **_hook_env(paths)}, text=True,
+                          capture_output=True, timeout=60, check=True)
+    loaded = set(done.stdout.split())
+    assert pending(paths.data_dir), "the job was left"
+    assert not {m for m in loaded if not m.startswith("engram")}, loaded
+    assert {m for m in loaded if m.startswith("engram.core.")} <= {
+        "engram.core.capture", "engram.core.capture.inbox", "engram.core.paths", "engram.core.privacy",
+        "engram.core.fileio"}, loaded
 
 
 @pytest.mark.parametrize("given", ["", "not json", "[]", '{"session_id": "x"}', '{"transcript_path": 3}'])

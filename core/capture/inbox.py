@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -50,7 +49,7 @@ def post(data_dir: Path, job: Job) -> Path:
     folder = inbox_dir(data_dir)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     # Named by time first, so the jobs sort in the order the hooks ran.
-    path = folder / f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}.json"
+    path = folder / f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}.json"
     atomic_write_bytes(path, json.dumps(asdict(job)).encode("utf-8"))
     return path
 
