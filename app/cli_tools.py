@@ -74,10 +74,13 @@ def add_tool_arguments(parser: argparse.ArgumentParser, tool: str, positional: t
         help_text = field.description or ""
         choices = list(typing.get_args(inner)) if typing.get_origin(inner) is Literal else None
         if name in positional:
-            parser.add_argument(name, nargs="+" if is_list else None, help=help_text, metavar=name.upper())
+            nargs = ("+" if field.is_required() else "*") if is_list else None  # `delete --source X` takes no ids
+            parser.add_argument(name, nargs=nargs, help=help_text, metavar=name.upper())
             continue
         flag = "--" + name.replace("_", "-")
-        if inner is bool:
+        if inner is bool and field.default is True:  # on unless turned off: --keep-out / --no-keep-out
+            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=help_text)
+        elif inner is bool:
             parser.add_argument(flag, dest=name, action="store_true", default=None, help=help_text)
         elif is_list:
             parser.add_argument(flag, dest=name, action="append", choices=choices, help=help_text + " (repeatable)")

@@ -478,7 +478,8 @@ class Engine:
         store = self.store(folder.workspace)
         for path in batch.deleted:
             if store.source(path) is not None:
-                self.call("delete", {"source": path, "workspace": folder.workspace})
+                # Gone from the folder, not forgotten by the person: it comes back if it is written again.
+                self.call("delete", {"source": path, "workspace": folder.workspace, "keep_out": False})
         if batch.changed:
             arguments: dict[str, Any] = {"path": str(folder.root), "project": folder.project,
                                          "workspace": folder.workspace}

@@ -177,10 +177,11 @@ class ToolCalls:
         return self._run("store", Stored, content=content, project=project, kind=kind, type=type, tags=tags,
                          title=title, workspace=workspace)
 
-    def delete(self, *, ids: list[str] | None = None, source: str | None = None,
+    def delete(self, *, ids: list[str] | None = None, source: str | None = None, keep_out: bool = True,
                workspace: str = "") -> ToolOutput[Deleted]:
-        """Delete memories by id, or forget an ingested file or text (raises as ``Engine.call``)."""
-        return self._run("delete", Deleted, ids=ids, source=source, workspace=workspace)
+        """Delete memories by id, or forget an ingested file or text, kept out of later ingests unless
+        ``keep_out`` is false (raises as ``Engine.call``)."""
+        return self._run("delete", Deleted, ids=ids, source=source, keep_out=keep_out, workspace=workspace)
 
     def kg_edit(self, action: Literal["add", "end"], *, subject: str | None = None, predicate: str | None = None,
                 object: str | None = None, project: str = DEFAULT_PROJECT, valid_from: datetime | None = None,
@@ -197,7 +198,8 @@ class ToolCalls:
                          workspace=workspace)
 
     def ingest_path(self, path: str, *, project: str | None = None, include: list[str] | None = None,
-                    workspace: str = "") -> ToolOutput[IngestResult]:
-        """Ingest (or re-sync) the files under a folder (raises as ``Engine.call``)."""
-        return self._run("ingest_path", IngestResult, path=path, project=project, include=include,
+                    again: list[str] | None = None, workspace: str = "") -> ToolOutput[IngestResult]:
+        """Ingest (or re-sync) the files under a folder; ``again`` takes back files forgotten earlier (raises as
+        ``Engine.call``)."""
+        return self._run("ingest_path", IngestResult, path=path, project=project, include=include, again=again,
                          workspace=workspace)

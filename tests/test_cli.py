@@ -156,3 +156,19 @@ def test_version_and_help(env: dict[str, str]) -> None:
     helptext = engram_process(env, "--help").stdout
     for command in ("ingest", "search", "remember", "status", "config"):
         assert command in helptext
+
+
+def test_a_forgotten_file_stays_out_until_ingest_again_names_it(env: dict[str, str], tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_tree(tmp_path / "ops", {"deploy.md": DOC, "notes.txt": "Unrelated grocery list: apples, bread."})
+    assert engram(env, "ingest", str(root)).returncode == 0
+    forgot = engram(env, "delete", "--source", "deploy.md")
+    assert forgot.returncode == 0 and "it stays out when its folder is ingested again" in forgot.stdout
+    again = engram(env, "ingest", str(root))
+    assert "0 files indexed" in again.stdout and "1 skipped" in again.stdout and "forgotten earlier" in again.stdout
+    monkeypatch.chdir(root)
+    back = engram(env, "ingest", ".", "--again", "deploy.md")  # relative to where the command runs
+    assert back.returncode == 0 and "1 files indexed" in back.stdout, back.stdout + back.stderr
+    plain = engram(env, "delete", "--source", "deploy.md", "--no-keep-out")
+    assert plain.returncode == 0 and "stays out" not in plain.stdout
+    assert "1 files indexed" in engram(env, "ingest", str(root)).stdout

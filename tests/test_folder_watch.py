@@ -38,6 +38,10 @@ def test_an_edited_new_or_deleted_file_is_reingested_or_forgotten(paths: Paths, 
         wait_for(lambda: _sources(engine) == {"a.md", "c.md"}, 20, "the deleted file forgotten")
         assert not _found(engine, "alpha plan.") or _found(engine, "zanzibar")
         assert all(len(b.changed) <= 2 for b in watch.applied), "only the changed files were handed on"
+        (folder / "b.md").write_text("# Beta\nBeta came back with a wombat.\n")
+        # (written at once after the ingest that kept the folder current: the watch was not set up again for it)
+        wait_for(lambda: _found(engine, "wombat"), 20, "a file deleted from the folder, then written again")
+        assert not engine.store().excluded_sources(), "gone from the folder is not forgotten by the person"
 
 
 def test_paused_changes_wait_for_resume_and_skipped_folders_are_not_watched(paths: Paths, tmp_path: Path) -> None:

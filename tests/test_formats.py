@@ -159,6 +159,7 @@ def test_write_formats() -> None:
                                      entities=["secure_ssl_redirect"]), 4000),
         formats.format_deleted(Deleted(workspace="default", ids=["1a2b3c4d5e6f"]), 4000),
         formats.format_deleted(Deleted(workspace="default", source=SRC, chunks=12), 4000),
+        formats.format_deleted(Deleted(workspace="default", source=SRC, chunks=12, kept_out=True), 4000),
         formats.format_fact_change(FactChange(action="add", fact=fact), 4000),
         formats.format_ingest(ingest, 4000),
     ])

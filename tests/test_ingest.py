@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engram.core import Engine
-from engram.core.errors import IngestError
+from engram.core.errors import IngestError, InvalidArgument
 from engram.core.ingest.listing import source_key
 from engram.core.store import inspection
 from engram.core.store.schema import SOURCE_PREFIX
@@ -121,6 +121,39 @@ def test_deleted_files_are_forgotten_on_the_next_run(engine: Engine, project: Pa
     assert inspection.count(store, "memories", f"source = '{gone}'") == 0
     assert inspection.count(store, "sources", f"source = '{gone}'") == 0
     assert inspection.count(store, "edges", f"origin = '{gone}'") == 0
+
+
+def test_a_forgotten_file_stays_out_when_its_folder_is_ingested_again_until_taken_back(
+        engine: Engine, project: Path) -> None:
+    ingest(engine, project)
+    forgotten = source_key((project / "src/middleware.py").resolve())
+    deleted = engine.call("delete", {"source": "src/middleware.py"})
+    assert deleted.result.kept_out and "stays out when its folder is ingested again" in deleted.text
+    again = ingest(engine, project)
+    assert [(s.path, s.reason.split(":")[0]) for s in again.skipped] == [(forgotten, "forgotten earlier")]
+    assert (again.files_indexed, again.files_removed) == (0, 0)
+    store = engine.store()
+    assert inspection.count(store, "memories", f"source = '{forgotten}'") == 0
+    assert store.count_sources() == 2 and forgotten not in {r["source"] for r in store.source_rows()}
+    assert engine.call("status", {}).result.sources == 2, "a forgotten file is counted nowhere"
+    (project / "src/middleware.py").write_text(CODE + "\n# edited\n")
+    assert ingest(engine, project).files_indexed == 0, "an edit does not bring it back either"
+    back = ingest(engine, project, again=[str(project / "src/middleware.py")])
+    assert back.files_indexed == 1 and not back.skipped
+    assert store.source(forgotten) is not None and not store.excluded_sources()
+
+
+def test_taking_back_refuses_a_file_outside_the_folder_and_a_plain_forget_lets_it_return(
+        engine: Engine, project: Path, tmp_path: Path) -> None:
+    ingest(engine, project)
+    with pytest.raises(InvalidArgument, match="outside"):
+        ingest(engine, project / "docs", again=[str(project / "README.md")])
+    assert not engine.call("delete", {"source": "README.md", "keep_out": False}).result.kept_out
+    assert ingest(engine, project).files_indexed == 1, "forgotten only until the folder was ingested again"
+    engine.call("delete", {"source": "README.md"})
+    (project / "README.md").unlink()
+    ingest(engine, project)
+    assert not engine.store().excluded_sources(), "a forgotten file gone from its folder needs keeping out no longer"
 
 
 def test_bad_files_are_skipped_and_counted_while_the_rest_is_ingested(engine: Engine, tmp_path: Path) -> None:

@@ -412,8 +412,9 @@ def ask_to_forget(parent: QWidget, target: ForgetTarget, then: Callable[[], None
             else f"the note “{target.label}”")
     box = QMessageBox(QMessageBox.Icon.Question, "Forget", f"Forget {what}?", parent=parent)
     box.setWindowModality(Qt.WindowModality.WindowModal)
-    box.setInformativeText("Nothing else is touched" + (": the file itself stays on your disk."
-                                                        if target.kind == "source" else "."))
+    box.setInformativeText("Nothing else is touched" + (
+        ": the file itself stays on your disk. Engram leaves it out when its folder is remembered again."
+        if target.kind == "source" else "."))
     forget = box.addButton("Forget", QMessageBox.ButtonRole.DestructiveRole)
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(QMessageBox.StandardButton.Cancel)

@@ -9,14 +9,17 @@ whole folder instead (an ingest that lists it and skips what did not change). Fo
 Pause watching) holds the batches until ``resume``. Version-control folders, caches and Engram's own folders are
 never looked at.
 
-The set of folders is read again every ``ROOTS_CHECK_S`` (and when an ingest finishes, via ``refresh``): a folder
-ingested while Engram runs is watched from then on.
+The set of folders is read again every ``ROOTS_CHECK_S`` (and within ``REFRESH_POLL_S`` of an ingest finishing,
+via ``refresh``): a folder ingested while Engram runs is watched from then on. The watch is set up again only when
+that set changed: every ingest (the watch's own included) ends in a ``refresh``, and a change written while the
+watch was being set up again would be missed.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +31,8 @@ logger = logging.getLogger(__name__)
 #: An ingest's ``include`` takes at most this many patterns (the tool's limit).
 MAX_PATHS = 32
 ROOTS_CHECK_S = 30.0
+#: How often the watch looks whether ``refresh`` was called (it is not stopped for it).
+REFRESH_POLL_S = 1.0
 #: After the watch failed (e.g. the system's limit of watched folders), it tries again this much later.
 RETRY_S = 60.0
 
@@ -153,18 +158,20 @@ class FolderWatch:
                 self._refresh.wait(ROOTS_CHECK_S)
                 continue
             quiet_ms = int(1000 * self._settings().watch.quiet_sec)
-            stop_or_refresh = _Either(self._stop, self._refresh)
+            looked = time.monotonic()
             try:
-                for changes in watchfiles.watch(*(f.root for f in folders), stop_event=stop_or_refresh,
+                for changes in watchfiles.watch(*(f.root for f in folders), stop_event=self._stop,
                                                 step=quiet_ms, debounce=max(quiet_ms * 10, 5000),
-                                                rust_timeout=int(1000 * ROOTS_CHECK_S), yield_on_timeout=True,
+                                                rust_timeout=int(1000 * REFRESH_POLL_S), yield_on_timeout=True,
                                                 watch_filter=watchfiles.DefaultFilter(ignore_paths=self._own),
                                                 raise_interrupt=False, ignore_permission_denied=True):
-                    if not changes:  # the periodic look at the set of folders
+                    if changes:
+                        self._hand_on(batches(((c.name, p) for c, p in changes), folders))
+                    if self._refresh.is_set() or time.monotonic() - looked >= ROOTS_CHECK_S:
+                        self._refresh.clear()
+                        looked = time.monotonic()
                         if [f.root for f in self.current()] != [f.root for f in folders]:
                             break
-                        continue
-                    self._hand_on(batches(((c.name, p) for c, p in changes), folders))
             except Exception as exc:  # e.g. the system's limit of watched folders: try again later
                 logger.warning("watching %d folders failed (%s); tried again in %.0f s", len(folders), exc, RETRY_S)
                 self._stop.wait(RETRY_S)
@@ -183,13 +190,3 @@ class FolderWatch:
                             len(batch.deleted))
             except Exception as exc:
                 logger.warning("keeping %s current failed (%s); its next change tries again", batch.folder.root, exc)
-
-
-class _Either:
-    """Set when either event is (the watch's ``stop_event``: it asks ``is_set``)."""
-
-    def __init__(self, *events: threading.Event) -> None:
-        self._events = events
-
-    def is_set(self) -> bool:
-        return any(e.is_set() for e in self._events)

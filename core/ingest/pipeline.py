@@ -31,6 +31,8 @@ from .records import chunk_rows, content_hash, embedding_text
 logger = logging.getLogger(__name__)
 
 _BATCH_FILES = 24
+#: Why a forgotten file is not taken again (``delete`` with ``source`` keeps it out; ``again`` lets it in).
+FORGOTTEN = "forgotten earlier: kept out (ingest it with again=[path], `engram ingest --again PATH`, to bring it back)"
 
 
 @dataclass
@@ -83,9 +85,14 @@ def ingest_path(store: WorkspaceStore, writer: Writer, embedder: Embedder, targe
     report = IngestReport(root=listing.root.as_posix(), project=project, files_listed=len(listing.files),
                           skipped=list(listing.skipped))
     existing = _existing_sources(store, listing.root, listing.root.is_file())
+    forgotten = {r["source"] for r in store.excluded_sources(listing.root.as_posix(),
+                                                             folder=not listing.root.is_file())}
     pending: list[_Pending] = []
     touched: list[dict[str, Any]] = []
     for file in listing.files:
+        if file.source in forgotten:
+            report.skipped.append(Skip(file.source, FORGOTTEN))
+            continue
         old = existing.get(file.source)
         if old and old["project"] == project and old["size"] == file.size and old["mtime"] == file.mtime:
             report.files_unchanged += 1
@@ -104,8 +111,10 @@ def ingest_path(store: WorkspaceStore, writer: Writer, embedder: Embedder, targe
     listed = {f.source for f in listing.files}
     # With include patterns only a subset was listed: files outside it are not "gone".
     gone = [] if include else [s for s in existing if s not in listed]
-    if gone:
-        writer.run(store.delete_sources, gone)
+    # A forgotten file that is gone from the folder needs keeping out no longer.
+    no_longer = [] if include else [s for s in forgotten if s not in listed]
+    if gone or no_longer:
+        writer.run(store.delete_sources, gone + no_longer)
         report.files_removed = len(gone)
     if touched:
         writer.run(store.upsert_sources, touched)

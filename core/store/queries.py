@@ -16,6 +16,7 @@ from .derived import Derived
 from .fts import FTS_COLUMN
 from .memory_filter import Filters, filter_text, sources_under
 from .rows import Edge, IndexInfo, Row
+from .schema import EXCLUDED_KIND
 
 _EDGE_COLUMNS = ["src", "dst", "relation", "weight"]
 
@@ -60,7 +61,7 @@ class Queries:
 
     def count_sources(self, project: str | None = None) -> int:
         """How many sources were ingested into the workspace (or into ``project``)."""
-        return self._count(self._sources, _in_project(project))
+        return self._count(self._sources, sql.all_of(_in_project(project), _NOT_EXCLUDED))
 
     def count_edges(self) -> int:
         """How many edges the graph plane holds."""
@@ -130,7 +131,7 @@ class Queries:
 
     def projects(self) -> list[str]:
         """The projects that hold sources, notes or exchanges, sorted."""
-        names = {r["project"] for r in self._scan(self._sources, None, ["project"])}
+        names = {r["project"] for r in self._scan(self._sources, _NOT_EXCLUDED, ["project"])}
         names |= {r["project"] for r in self.memories(["project"], kinds=("note", "exchange"))}
         return sorted(names)
 
@@ -139,12 +140,22 @@ class Queries:
     def source_rows(self, columns: Sequence[str] | None = None, *, project: str | None = None,
                     prefixes: Sequence[str] = ()) -> list[Row]:
         """The source rows (of ``project``; starting with one of ``prefixes``), unordered."""
-        return self._scan(self._sources, sql.all_of(_in_project(project), sources_under(list(prefixes))), columns)
+        return self._scan(self._sources, sql.all_of(_in_project(project), sources_under(list(prefixes)),
+                                                    _NOT_EXCLUDED), columns)
 
     def source(self, name: str) -> Row | None:
-        """The source row of stored source ``name`` (``None``: none such)."""
-        rows = self._scan(self._sources, f"source = {sql.quote(name)}", limit=1)
+        """The source row of stored source ``name`` (``None``: none such, or a forgotten file)."""
+        rows = self._scan(self._sources, sql.all_of(f"source = {sql.quote(name)}", _NOT_EXCLUDED), limit=1)
         return rows[0] if rows else None
+
+    def excluded_sources(self, root: str | None = None, *, folder: bool = True) -> list[Row]:
+        """The files forgotten and kept out of later ingests: all, those under ``root`` (a ``folder``), or
+        ``root`` itself (a file)."""
+        if root is None:
+            scope = None
+        else:
+            scope = sql.prefix("source", root.rstrip("/") + "/") if folder else f"source = {sql.quote(root)}"
+        return self._scan(self._sources, sql.all_of(scope, f"kind = {sql.quote(EXCLUDED_KIND)}"))
 
     def file_sources(self, root: str, *, folder: bool) -> list[Row]:
         """The rows of files ingested as ``root`` (a file) or under it (a ``folder``)."""
@@ -210,6 +221,9 @@ class Queries:
         if columns is not None and "id" not in columns:
             columns = ["id", *columns]
         return {r["id"]: r for r in self._scan(self._digests, sql.in_list("id", ids), columns)}
+
+
+_NOT_EXCLUDED = f"kind != {sql.quote(EXCLUDED_KIND)}"
 
 
 def _in_project(project: str | None) -> str | None:

@@ -102,3 +102,6 @@ DIGESTS_SCHEMA = pa.schema([
 #: Node-id prefixes of the graph plane. Memory ids carry no prefix.
 ENTITY_PREFIX = "e:"
 SOURCE_PREFIX = "s:"
+#: The ``kind`` of a source row that stands for a file the person forgot: it holds no chunks, is left out of every
+#: listing and count, and keeps a later ingest of its folder from bringing the file back.
+EXCLUDED_KIND = "excluded"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,7 +27,15 @@ from .location import BucketLocation
 from .memory_filter import Filters, filter_text
 from .queries import Queries
 from .rows import Row
-from .schema import DIGESTS_SCHEMA, EDGES_SCHEMA, FACTS_SCHEMA, SOURCE_PREFIX, SOURCES_SCHEMA, search_text
+from .schema import (
+    DIGESTS_SCHEMA,
+    EDGES_SCHEMA,
+    EXCLUDED_KIND,
+    FACTS_SCHEMA,
+    SOURCE_PREFIX,
+    SOURCES_SCHEMA,
+    search_text,
+)
 from .timestamps import clamp_timestamps
 from .writer import require_writer
 
@@ -311,14 +320,26 @@ class WorkspaceStore(Queries):
             self._write("deletions", lambda: self._edges.delete(
                 f"{sql.in_list('origin', ids)} OR {sql.in_list('src', ids)} OR {sql.in_list('dst', ids)}"))
 
-    def delete_sources(self, sources: Sequence[str]) -> None:
-        """Forget ingested sources: their chunks, their edges and their source rows."""
+    def delete_sources(self, sources: Sequence[str], keep_out: Sequence[Row] = ()) -> None:
+        """Forget ingested sources: their chunks, their edges and their source rows. The files of ``keep_out``
+        (source rows among ``sources``) are kept out of later ingests: each leaves an ``excluded`` row."""
         if sources:
             self._write("deletions", lambda: self._memories.delete(sql.in_list("source", sources)))
             self._write("deletions", lambda: self._edges.delete(
                 f"{sql.in_list('origin', sources)} OR "
                 f"{sql.in_list('dst', [SOURCE_PREFIX + s for s in sources])}"))
             self._write("deletions", lambda: self._sources.delete(sql.in_list("source", sources)))
+        if keep_out:
+            now = datetime.now(UTC)
+            self.upsert_sources([{"source": r["source"], "project": r["project"], "kind": EXCLUDED_KIND,
+                                  "root": r["root"], "mtime": 0.0, "size": 0, "content_hash": "", "chunk_count": 0,
+                                  "summary": "forgotten", "ingested_at": now} for r in keep_out])
+
+    def let_in(self, sources: Sequence[str]) -> None:
+        """Forget that the files ``sources`` were forgotten: a later ingest takes them again."""
+        if sources:
+            self._write("sources", lambda: self._sources.delete(
+                sql.all_of(sql.in_list("source", sources), f"kind = {sql.quote(EXCLUDED_KIND)}")))
 
     def replace_digests(self, rows: Sequence[Row], stale_ids: Sequence[str]) -> None:
         """Upsert digests and drop those whose subject is gone, in two commits."""

@@ -10,16 +10,24 @@ from pathlib import Path
 from typing import Any
 
 #: Arguments that name a file or folder on the caller's computer, by tool.
-CALLER_PATHS = {"ingest_path": ("path",)}
+CALLER_PATHS = {"ingest_path": ("path", "again")}
 
 
 def resolve_caller_paths(tool: str, arguments: dict[str, Any], cwd: Path) -> dict[str, Any]:
-    """``arguments`` with each relative path of ``CALLER_PATHS`` made absolute against ``cwd``, the caller's
-    folder. ``~`` is left for the engine; anything that is no usable path is left for it to refuse."""
-    names = [n for n in CALLER_PATHS.get(tool, ()) if isinstance(arguments.get(n), str)]
+    """``arguments`` with each relative path of ``CALLER_PATHS`` (a path, or a list of them) made absolute against
+    ``cwd``, the caller's folder. ``~`` is left for the engine; anything that is no usable path is left for it to
+    refuse."""
     resolved = dict(arguments)
-    for name in names:
-        value = arguments[name]
-        if value and not value.startswith("~") and "\x00" not in value and not Path(value).is_absolute():
-            resolved[name] = str(cwd / value)
+    for name in CALLER_PATHS.get(tool, ()):
+        value = arguments.get(name)
+        if isinstance(value, str):
+            resolved[name] = _absolute(value, cwd)
+        elif isinstance(value, list):
+            resolved[name] = [_absolute(v, cwd) if isinstance(v, str) else v for v in value]
     return resolved
+
+
+def _absolute(value: str, cwd: Path) -> str:
+    if value and not value.startswith("~") and "\x00" not in value and not Path(value).is_absolute():
+        return str(cwd / value)
+    return value

@@ -233,7 +233,8 @@ def format_stored(s: Stored, max_chars: int) -> str:
 
 def format_deleted(d: Deleted, max_chars: int) -> str:
     if d.source:
-        return f"forgot {d.source} and its {d.chunks} chunks in {d.workspace}"[:max_chars]
+        kept = "; it stays out when its folder is ingested again (again=[path] takes it back)" if d.kept_out else ""
+        return f"forgot {d.source} and its {d.chunks} chunks in {d.workspace}{kept}"[:max_chars]
     noun = "memory" if len(d.ids) == 1 else "memories"
     return f"deleted {len(d.ids)} {noun} in {d.workspace}: {', '.join(d.ids)}"[:max_chars]
 

@@ -191,6 +191,7 @@ class Deleted(BaseModel):
     ids: list[str] = Field(default_factory=list)
     source: str | None = None
     chunks: int = 0
+    kept_out: bool = False  # a forgotten file: later ingests of its folder leave it out
 
 
 class FactChange(BaseModel):

@@ -107,8 +107,13 @@ def delete(
     ids: Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]] | None,
                    Field(max_length=100, description="Memory ids to delete.")] = None,
     source: Annotated[str | None, Field(max_length=2000, description="Forget an ingested source and its chunks.")] = None,
+    keep_out: Annotated[bool, Field(description=(
+        "A forgotten file stays out when its folder is ingested again (false: only until then)."))] = True,
 ) -> Deleted:
-    """Delete memories by id, or forget an ingested file or text."""
+    """Delete memories by id, or forget an ingested file or text (kept out of its folder's later ingests).
+
+    A forgotten file stays out of later ingests of its folder unless ``keep_out`` is false; ``ingest_path`` with
+    ``again`` takes it back."""
     if bool(ids) == bool(source):
         raise InvalidArgument("Give either 'ids' (memory ids to delete) or 'source' (an ingested source), not both "
                               "and not neither.")
@@ -117,9 +122,10 @@ def delete(
             row = source_names.resolve(scope.store, scope.workspace, source)
         except NotFound as exc:
             raise NotFound(exc.message + " Nothing was deleted.") from None
-        scope.writer.run(scope.store.delete_sources, [row["source"]])
+        kept_out = keep_out and row["kind"] == "file"
+        scope.writer.run(scope.store.delete_sources, [row["source"]], [row] if kept_out else [])
         scope.emit(MemoriesDeleted(scope.workspace, row["chunk_count"], source=row["source"]))
-        return Deleted(workspace=scope.workspace, source=row["source"], chunks=row["chunk_count"])
+        return Deleted(workspace=scope.workspace, source=row["source"], chunks=row["chunk_count"], kept_out=kept_out)
     assert ids is not None
     found = scope.store.memories_by_ids(ids, ["id", "kind", "source"])
     missing = [i for i in ids if i not in found]
@@ -193,12 +199,24 @@ def ingest_path(
                                          description="Project name (default: the folder's name).")] = None,
     include: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
                        Field(max_length=32, description="Only files matching these patterns (e.g. docs/**/*.md).")] = None,
+    again: Annotated[list[Annotated[str, Field(min_length=1, max_length=4000)]] | None, Field(
+        max_length=100, description="Files forgotten earlier (they are kept out of ingests) to take again.")] = None,
 ) -> IngestResult:
-    """Ingest (or re-sync) the files under a folder: only changed files are re-embedded."""
+    """Ingest (or re-sync) the files under a folder: only changed files are re-embedded.
+
+    Files forgotten earlier (``delete`` with ``source``) stay out unless named in ``again``."""
     paths = scope.services.paths
     bounds = Boundaries.of(scope.settings.ingest.allowed_roots, [paths.data_dir, paths.config_dir, paths.log_dir])
     target = bounds.check(path)
     name = project or target.name or DEFAULT_PROJECT
+    if again:
+        back = [bounds.check(p).as_posix() for p in again]
+        outside = [p for p, b in zip(again, back, strict=True) if b != target.as_posix()
+                   and not b.startswith(target.as_posix().rstrip("/") + "/")]
+        if outside:
+            raise InvalidArgument(f"'again' names files outside {target}: {', '.join(outside[:5])}. It takes files "
+                                  "under the ingested path that were forgotten earlier.")
+        scope.writer.run(scope.store.let_in, back)
     with _ingest_events(scope, name, str(target)) as events:
         report = run_ingest(scope.store, scope.writer, scope.embedder(), target, project=name,
                             settings=scope.settings.ingest,
