@@ -90,7 +90,8 @@ def run(args: argparse.Namespace, paths: Paths, settings: Settings) -> int:
                 outcomes.append({"editor": editor, "file": str(file), "session": report.session_id,
                                  "project": report.project, "new": report.stored.new,
                                  "replaced": report.stored.replaced, "unchanged": report.stored.unchanged,
-                                 "capped": report.stored.capped, "note": report.note})
+                                 "capped": report.stored.capped, "duplicates": report.stored.duplicates,
+                                 "note": report.note})
     notes = [f"capture.{e.replace('-', '_')} is off: its files were not read (`engram config set "
              f"capture.{e.replace('-', '_')} true` turns it on)" for e in off]
     if args.json:
@@ -99,10 +100,12 @@ def run(args: argparse.Namespace, paths: Paths, settings: Settings) -> int:
     for o in outcomes:
         if "new" not in o:
             what = o.get("note", "")
-        elif not (o["new"] or o["replaced"] or o["capped"]):
+        elif not (o["new"] or o["replaced"] or o["capped"] or o.get("duplicates")):
             what = "nothing new"
         else:
             what = (f"{o['new']} new turns" + (f", {o['replaced']} grown" if o["replaced"] else "")
+                    + (f", {o['duplicates']} already remembered (counted on the stored memory)"
+                       if o.get("duplicates") else "")
                     + (f", {o['capped']} left out over a cap" if o["capped"] else ""))
         print(for_stream(f"{o['editor']:<12} {o['project'] or '?':<20} {Path(o['file']).name}: "
                          f"{what}{' (' + o['note'] + ')' if o.get('note') and 'new' in o else ''}", sys.stdout))

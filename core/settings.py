@@ -165,6 +165,17 @@ class CaptureSettings(_Group):
         "How long a session's start waits for Engram's service to give the brief (it starts the service)."))
 
 
+class UpkeepSettings(_Group):
+    about: ClassVar[str] = "Duplicates found when a memory is written"
+
+    duplicates: Literal["near", "exact", "off"] = Field("near", description=(
+        "A note or turn written again is counted on the stored one instead of stored twice: near (the same text, "
+        "or a vector at least near_threshold alike), exact (the same text, case and spacing aside) or off."))
+    near_threshold: float = Field(0.95, ge=0.8, le=1.0, description=(
+        "How alike (cosine similarity of the vectors) a new note must be to a stored one of its project to count "
+        "as the same memory; the longer text is kept."))
+
+
 class IngestSettings(_Group):
     about: ClassVar[str] = "How files are listed and chunked"
 
@@ -357,6 +368,7 @@ class Settings(BaseModel):
     summarizer: SummarizerSettings = Field(default_factory=SummarizerSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     capture: CaptureSettings = Field(default_factory=CaptureSettings)
+    upkeep: UpkeepSettings = Field(default_factory=UpkeepSettings)
     watch: WatchSettings = Field(default_factory=WatchSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)

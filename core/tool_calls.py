@@ -98,12 +98,13 @@ class ToolCalls:
     def search(self, query: str, *, limit: int | None = None, project: str | None = None,
                source_prefix: str | None = None, kind: MemoryKind | None = None, type: str | None = None,
                tags: list[str] | None = None, since: datetime | None = None, until: datetime | None = None,
-               channels: list[Channel] | None = None, workspace: str = "", run: str | None = None,
-               max_chars: int | None = None) -> ToolOutput[SearchResult]:
-        """Hybrid (semantic + lexical + graph) search of the workspace's memories (raises as ``Engine.call``)."""
+               channels: list[Channel] | None = None, history: bool = False, workspace: str = "",
+               run: str | None = None, max_chars: int | None = None) -> ToolOutput[SearchResult]:
+        """Hybrid (semantic + lexical + graph) search of the workspace's memories; superseded ones only with
+        ``history`` (raises as ``Engine.call``)."""
         return self._run("search", SearchResult, query=query, limit=limit, project=project,
                          source_prefix=source_prefix, kind=kind, type=type, tags=tags, since=since, until=until,
-                         channels=channels, workspace=workspace, run=run, max_chars=max_chars)
+                         channels=channels, history=history, workspace=workspace, run=run, max_chars=max_chars)
 
     def get_memory(self, ids: list[str], *, workspace: str = "",
                    max_chars: int | None = None) -> ToolOutput[MemoryList]:
@@ -172,10 +173,12 @@ class ToolCalls:
 
     def store(self, content: str, *, project: str = DEFAULT_PROJECT, kind: Literal["note", "exchange"] = "note",
               type: str = "note", tags: list[str] = [], title: str = "",  # noqa: B006 (never mutated)
+              supersedes: list[str] = [],  # noqa: B006 (never mutated)
               workspace: str = "") -> ToolOutput[Stored]:
-        """Remember a note (raises as ``Engine.call``)."""
+        """Remember a note, counted on the stored one when it duplicates it, marking ``supersedes`` as history
+        (raises as ``Engine.call``)."""
         return self._run("store", Stored, content=content, project=project, kind=kind, type=type, tags=tags,
-                         title=title, workspace=workspace)
+                         title=title, supersedes=supersedes, workspace=workspace)
 
     def delete(self, *, ids: list[str] | None = None, source: str | None = None, keep_out: bool = True,
                workspace: str = "") -> ToolOutput[Deleted]:

@@ -296,3 +296,33 @@ def test_a_session_end_writes_a_summary_with_the_real_model_only_when_summaries_
             assert len([r for r in rows if r["type"] == SUMMARY_TYPE]) == 1
             engine.call("delete", {"source": session_source("claude-code", SESSION)})
             assert inspection.table(engine.store(), "memories").count_rows() == 0
+
+
+def test_a_turn_repeated_in_another_session_is_counted_once_and_read_again_stays_counted(
+        engine: Engine, tmp_path: Path) -> None:
+    def session(name: str, answer: str) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        lines = [_claude_line("user", f"{name}-u1", "Run the linter on the billing package"),
+                 _claude_line("assistant", f"{name}-a1", [{"type": "text", "text": answer}])]
+        _append(path, *({**line, "sessionId": name} for line in lines))
+        return path
+
+    first, second = session("s1", "Ruff found no problems."), session("s2", "Ruff found no problems.")
+    assert engine.capture_file("claude-code", first, session_id="s1").stored.new == 1
+    stored = engine.capture_file("claude-code", second, session_id="s2").stored
+    assert (stored.new, stored.duplicates) == (0, 1)
+    (row,) = _captured(engine)
+    assert row["seen_count"] == 2
+    again = engine.capture_file("claude-code", second, session_id="s2").stored
+    assert (again.new, again.duplicates, again.unchanged) == (0, 0, 1)  # not counted a third time
+    assert _captured(engine)[0]["seen_count"] == 2
+    # The kept turn is a turn of both sessions: the second session's source lists it.
+    edges = inspection.table(engine.store(), "edges").to_arrow().to_pylist()
+    assert {e["dst"] for e in edges if e["src"] == row["id"] and e["relation"] == "part_of"} == {
+        "s:" + session_source("claude-code", "s1"), "s:" + session_source("claude-code", "s2")}
+    # The repeated turn goes on differently: it is a turn of its own now.
+    _append(second, {**_claude_line("assistant", "s2-a2", [{"type": "text", "text": "Then I fixed the imports in "
+                                                            "invoice.py and ran the tests again."}]),
+                     "sessionId": "s2"})
+    grown = engine.capture_file("claude-code", second, session_id="s2").stored
+    assert grown.new == 1 and len(_captured(engine)) == 2

@@ -66,7 +66,7 @@ def test_a_refusal_names_each_argument_what_was_given_and_what_it_accepts() -> N
         "Argument 'limit' got \"many\", but it accepts an integer from 1 to 50 or null; "
         "argument 'kind' got \"notes\", but it accepts one of \"note\", \"exchange\", \"chunk\", \"content\" or null; "
         "argument 'colour' (given \"red\") is not one of the arguments it accepts: query, limit, project, "
-        "source_prefix, kind, type, tags, since, until, channels, workspace, run, max_chars; "
+        "source_prefix, kind, type, tags, since, until, channels, history, workspace, run, max_chars; "
         "argument 'tags[0]' got 1, but it accepts a string; "
         "argument 'channels[1]' got \"web\", but it accepts one of \"semantic\", \"lexical\", \"graph\"; "
         "missing required argument 'query' (a string).")

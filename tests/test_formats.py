@@ -79,6 +79,20 @@ def test_get_memory_format() -> None:
     check("get_memory", formats.format_memories(result, 4000))
 
 
+def test_history_formats() -> None:
+    """A superseded note with its chain, a note seen three times, and a search that left superseded ones out."""
+    old = Memory(**memory(0, kind="note", type="decision", source="", start_line=0, end_line=0,
+                          content="Deploy with Ansible."), valid_to=T2, superseded_by="b2c3d4e5f6a7")
+    new = Memory(**{**memory(1, kind="note", type="decision", source="", start_line=0, end_line=0,
+                             content="Deploy with Kubernetes."), "id": "b2c3d4e5f6a7"}, seen_count=3, last_seen=T2)
+    chain = MemoryList(items=[old, new], history={old.id: [old, new], new.id: [old, new]})
+    found = SearchResult(query="how do we deploy", hits=[SearchHit(**new.model_dump(), score=0.03,
+                                                                   channels=["semantic"])], superseded_matched=2)
+    text = "\n---\n".join([formats.format_memories(chain, 4000), formats.format_search(found, 4000),
+                            formats.format_search(SearchResult(query="x", hits=[], superseded_matched=1), 4000)])
+    check("history", text)
+
+
 def test_neighbors_format() -> None:
     items = [Neighbor(**memory(1), relation="next", hop=1, score=1.0),
              Neighbor(**memory(4, source="/home/ada/django/django/middleware/security.py", type="python",
@@ -157,6 +171,12 @@ def test_write_formats() -> None:
     text = "\n".join([
         formats.format_stored(Stored(id="1a2b3c4d5e6f", workspace="default", project="general", kind="note",
                                      entities=["secure_ssl_redirect"]), 4000),
+        formats.format_stored(Stored(id="1a2b3c4d5e6f", workspace="default", project="general", kind="note",
+                                     duplicate_of="1a2b3c4d5e6f", merged="exact", seen=2), 4000),
+        formats.format_stored(Stored(id="1a2b3c4d5e6f", workspace="default", project="general", kind="exchange",
+                                     duplicate_of="1a2b3c4d5e6f", merged="near", seen=5), 4000),
+        formats.format_stored(Stored(id="b2c3d4e5f6a7", workspace="default", project="general", kind="note",
+                                     superseded=["1a2b3c4d5e6f"]), 4000),
         formats.format_deleted(Deleted(workspace="default", ids=["1a2b3c4d5e6f"]), 4000),
         formats.format_deleted(Deleted(workspace="default", source=SRC, chunks=12), 4000),
         formats.format_deleted(Deleted(workspace="default", source=SRC, chunks=12, kept_out=True), 4000),

@@ -207,6 +207,7 @@ def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migra
         FACTS_SCHEMA,
         SCHEMA_VERSION,
         SOURCES_SCHEMA,
+        UPKEEP_FIELDS,
         memories_schema,
     )
 
@@ -215,7 +216,7 @@ def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migra
     db.create_table(META_TABLE, data=pa.Table.from_pylist(
         [{"key": "schema_version", "value": "2"}, {"key": "dimensions", "value": "384"},
          {"key": "embed_model", "value": "all-minilm-l6-v2"}]))
-    old = pa.schema([f for f in memories_schema(384) if f.name != "search_text"])
+    old = pa.schema([f for f in memories_schema(384) if f.name != "search_text" and f not in UPKEEP_FIELDS])
     now = datetime(2026, 11, 2, tzinfo=UTC)
     vector = HashingEmbedder().embed(["Release checklist\nTag the release, then publish the notes."])[0]
     memories = db.create_table("memories", data=pa.Table.from_pylist([{

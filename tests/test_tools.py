@@ -143,8 +143,9 @@ def test_workspaces_are_isolated(engine: Engine, filled: dict[str, str]) -> None
 
 
 def test_answer_length_defaults_to_the_configured_cap(engine: Engine) -> None:
-    for i in range(10):
-        engine.call("store", {"content": f"Deploy note {i}: " + "systemd restarts the service cleanly. " * 10})
+    for i, host in enumerate(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+                              "juliet"]):
+        engine.call("store", {"content": f"Deploy note {i} for {host}: " + f"systemd restarts {host} cleanly. " * 10})
     engine.settings.search.max_chars = 1200
     default = engine.call("search", {"query": "systemd deploy"}).text
     wider = engine.call("search", {"query": "systemd deploy", "max_chars": 4000}).text

@@ -11,10 +11,10 @@ read) it is replaced in place. New turns stop at the caps (``capture.turns_per_s
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..embedding import Embedder
 from ..events import EngineEvent, MemoriesWritten
@@ -24,6 +24,7 @@ from ..models.providers import Provider
 from ..settings import Settings
 from ..store import WorkspaceStore, Writer
 from ..store.schema import SOURCE_PREFIX
+from ..upkeep.writing import write_new_memories
 from .ledger import DayTally, SessionEntry
 from .turns import Turn, exchange_text
 
@@ -90,6 +91,8 @@ class StoredTurns:
     capped: int = 0
     #: Characters of the new turns' memories.
     chars: int = 0
+    #: New turns counted on a memory already stored (the same or a near-identical text) instead of stored.
+    duplicates: int = 0
 
 
 def store_turns(scope: Scope, turns: Sequence[Turn], *, project: str, caps: Caps) -> StoredTurns:
@@ -105,6 +108,7 @@ def store_turns(scope: Scope, turns: Sequence[Turn], *, project: str, caps: Caps
     source = session_source(editor, session_id)
     ids = [turn_memory_id(editor, session_id, t.turn_id) for t in turns]
     known = scope.store.memories_by_ids(ids, ["id", "content_hash", "content"])
+    counted = scope.store.duplicate_links([i for i in ids if i not in known])
     embedder = scope.embedder()
     previous = previous_exchange(scope.store, project)
     new_rows: list[dict[str, object]] = []
@@ -115,6 +119,11 @@ def store_turns(scope: Scope, turns: Sequence[Turn], *, project: str, caps: Caps
     now = datetime.now(UTC)
     for turn, memory_id in zip(turns, ids, strict=True):
         text = exchange_text(turn)
+        link = counted.get(memory_id)
+        if link is not None and link["id"] == duplicate_link(memory_id, link["dst"], text, source)["id"]:
+            unchanged += 1  # counted on an earlier memory already, with this very text
+            previous = text
+            continue
         if memory_id in known:
             stored = known[memory_id]
             # Grown (the answer went on after the last read): replaced. The same, or shorter (a transcript
@@ -137,23 +146,46 @@ def store_turns(scope: Scope, turns: Sequence[Turn], *, project: str, caps: Caps
             new_rows.append(row)
             chars += len(text)
             edges += [*mention_edges(memory_id, text, source), edge(memory_id, SOURCE_PREFIX + source, "part_of", source)]
+    duplicates = 0
     if new_rows or replaced_rows:
-        scope.writer.run(_write, scope, new_rows, replaced_rows, edges, source, project)
+        duplicates = scope.writer.run(_write, scope, new_rows, replaced_rows, edges, source, project, now)
         remember_exchange(scope.store, project, last)
-        scope.emit(MemoriesWritten(scope.workspace, "capture", len(new_rows) + len(replaced_rows)))
-    return StoredTurns(new=len(new_rows), replaced=len(replaced_rows), unchanged=unchanged, capped=capped, chars=chars)
+        scope.emit(MemoriesWritten(scope.workspace, "capture", len(new_rows) - duplicates + len(replaced_rows)))
+    return StoredTurns(new=len(new_rows) - duplicates, replaced=len(replaced_rows), unchanged=unchanged,
+                       capped=capped, chars=chars, duplicates=duplicates)
+
+
+def duplicate_link(turn_memory_id: str, kept: str, text: str, source: str) -> dict[str, Any]:
+    """The edge recording that the turn of ``turn_memory_id`` (with ``text``) was counted on memory ``kept``: its id
+    holds the text's hash, so the same turn read again is recognised, and a turn that grew since is not."""
+    link = edge(turn_memory_id, kept, "duplicate_of", source)
+    return {**link, "id": hashlib.sha256(f"{link['id']}\0{content_hash(text)}".encode()).hexdigest()[:16]}
 
 
 def _write(scope: Scope, new_rows: list[dict[str, object]], replaced_rows: list[dict[str, object]],
-           edges: list[dict[str, object]], source: str, project: str) -> None:
-    """On the writer: the turns, then the session's source row (its count of turns)."""
+           edges: list[dict[str, object]], source: str, project: str, now: datetime) -> int:
+    """On the writer: the turns (a turn that duplicates a stored memory of the project counted on it, linked to
+    this session), then the session's source row (its count of turns). Returns how many turns were duplicates."""
     store = scope.store
-    store.add_memories(new_rows, edges)
+    by_row: dict[str, list[dict[str, object]]] = {}
+    for e in edges:
+        by_row.setdefault(str(e["src"]), []).append(e)
+
+    def on_duplicate(row: Mapping[str, Any], kept: str) -> list[dict[str, Any]]:
+        link = [duplicate_link(str(row["id"]), kept, str(row["content"]), source)]
+        session = SOURCE_PREFIX + source
+        if kept in by_row or any(e.dst == session and e.relation == "part_of" for e in store.edges_from([kept])):
+            return link  # already a turn of this session
+        return [*link, edge(kept, session, "part_of", source)]
+
+    written = write_new_memories(store, scope.settings.upkeep, new_rows, by_row, now=now, on_duplicate=on_duplicate)
+    duplicates = sum(w.duplicate_of is not None for w in written)
     store.upsert_memories(replaced_rows)
     row = store.source(source)
-    count = (int(row["chunk_count"]) if row is not None else 0) + len(new_rows)
+    count = (int(row["chunk_count"]) if row is not None else 0) + len(new_rows) - duplicates
     now = datetime.now(UTC)
     store.upsert_sources([{
         "source": source, "project": project, "kind": SOURCE_KIND, "root": "", "mtime": now.timestamp(), "size": 0,
         "content_hash": "", "chunk_count": count, "summary": "",
         "ingested_at": row["ingested_at"] if row is not None else now}])
+    return duplicates

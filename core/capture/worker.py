@@ -231,9 +231,9 @@ class CaptureWorker:
 
     def _note(self, report: CaptureReport) -> None:
         stored = report.stored
-        if stored.new or stored.replaced or stored.capped or report.note:
-            logger.info("captured %s session %s: %d new, %d replaced, %d over a cap%s", report.editor,
-                        report.session_id, stored.new, stored.replaced, stored.capped,
+        if stored.new or stored.replaced or stored.capped or stored.duplicates or report.note:
+            logger.info("captured %s session %s: %d new, %d replaced, %d duplicates, %d over a cap%s",
+                        report.editor, report.session_id, stored.new, stored.replaced, stored.duplicates, stored.capped,
                         f" ({report.note})" if report.note else "")
 
 

@@ -16,7 +16,9 @@ from .entities import extract_entities
 from .tagging import deterministic_tags
 
 ID_LENGTH = 12
-RELATION_WEIGHTS = {"next": 1.0, "mentions": 1.0, "part_of": 0.5}
+#: ``supersedes`` (a memory to the one it replaced) weighs nothing: the graph channel does not walk it.
+#: ``duplicate_of`` (a captured turn's id to the memory it was counted on) is bookkeeping, never walked either.
+RELATION_WEIGHTS = {"next": 1.0, "mentions": 1.0, "part_of": 0.5, "supersedes": 0.0, "duplicate_of": 0.0}
 
 
 def _digest(*parts: str) -> str:

@@ -23,6 +23,8 @@ class StepReport(BaseModel):
     error: str | None = None
     duplicate_of: int | None = None
     seconds: float = 0.0
+    #: A search step's superseded memories that matched and were left out.
+    superseded_matched: int = 0
 
 
 class Evidence(BaseModel):

@@ -78,6 +78,8 @@ class PackRequest(BaseModel):
     hops: Annotated[int, Field(ge=1, le=3)] = 1
     filters: PackFilters = Field(default_factory=PackFilters)
     graph_reverse: bool = False
+    #: Also memories a newer one superseded (else they are left out and counted).
+    history: bool = False
     graph_seeds: Annotated[int, Field(ge=0, le=64)] = 8
     altitude: Altitude = "auto"
     #: The run whose semantic-preparation allowance this retrieval spends (``recall.run_budget``).
@@ -100,6 +102,8 @@ class ContextPack(BaseModel):
     warnings: list[str]
     altitude: str
     tokenizer: str
+    #: Superseded memories that matched and were left out (``history`` shows them).
+    superseded_matched: int = 0
 
 
 def item_text(item: PackItem) -> str:
@@ -166,7 +170,8 @@ def context_pack(scope: Scope, request: PackRequest, tokenizer: Tokenizer | None
             warnings.append(f"no memory mentions {', '.join(request.entities)}")
     filters = Filters(project=f.project, source_prefixes=(f.source_prefix,) if f.source_prefix else (),
                       kinds=tuple(request.kinds or ()),
-                      type=f.type, tags=tuple(f.tags or ()), since=f.since, until=f.until, ids=where_ids)
+                      type=f.type, tags=tuple(f.tags or ()), since=f.since, until=f.until, ids=where_ids,
+                      state="any" if request.history else "current")
     params = SearchParams(limit=request.k * 3, k_per_channel=request.k, rrf_k=cfg.rrf_k,
                           weights={"semantic": cfg.weight_semantic, "lexical": cfg.weight_lexical,
                                    "graph": cfg.weight_graph},
@@ -202,7 +207,7 @@ def context_pack(scope: Scope, request: PackRequest, tokenizer: Tokenizer | None
     packed, omitted, used = greedy(candidates, request.budget_tokens, tokenizer)
     _check_no_digest_beside_covered_row(packed, mentioned)
     return ContextPack(items=packed, omitted=omitted, tokens=used, warnings=warnings,
-                       altitude=chosen, tokenizer=tokenizer.name)
+                       altitude=chosen, tokenizer=tokenizer.name, superseded_matched=outcome.superseded_matched)
 
 
 def _check_no_digest_beside_covered_row(items: list[PackItem], mentioned: dict[str, set[str]]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
-from ..tools.formats import SEP, format_search, memory_meta
+from ..tools.formats import SEP, format_search, memory_meta, superseded_line
 from ..tools.render import Block, query_terms, render_blocks
 from .models import Evidence, RecallResult, StepReport
 
@@ -42,7 +42,8 @@ def step_line(report: StepReport) -> str:
         return f"{head} → same as step {report.duplicate_of}, ran once"
     if report.error is not None:
         return f"{head} → error: {report.error}"
-    return f"{head} → {report.results} result{'' if report.results == 1 else 's'}"
+    return f"{head} → {report.results} result{'' if report.results == 1 else 's'}" + superseded_line(
+        report.superseded_matched)
 
 
 def _block(item: Evidence) -> Block:

@@ -85,7 +85,8 @@ def _run_step(scope: Scope, step: Step, reads: Mapping[str, Tool]) -> tuple[Step
     try:
         result = reads[step.tool].rows(scope, **step.args)
         items = _evidence(step.number, result)
-        report = StepReport(number=step.number, tool=step.tool, args=step.args, results=len(items))
+        report = StepReport(number=step.number, tool=step.tool, args=step.args, results=len(items),
+                            superseded_matched=result.superseded_matched if isinstance(result, SearchResult) else 0)
     except WHOLE_WORKSPACE:
         raise  # no step can answer: the recall says so once, as a search does
     except EngramError as exc:

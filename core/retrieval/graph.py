@@ -62,6 +62,8 @@ def walk(store: WorkspaceStore, seeds: list[str], *, hops: int, reverse: bool,
         reached: list[tuple[str, float, str, str, str]] = []
         hubs: dict[str, list[tuple[str, float, str]]] = defaultdict(list)
         for e in out:
+            if e.weight <= 0.0:  # a link that carries no relevance (``supersedes``)
+                continue
             w = frontier[e.src] * e.weight
             if _is_hub(e.dst):
                 hubs[e.dst].append((e.src, w, e.relation))

@@ -7,7 +7,7 @@ channels still answer.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -27,7 +27,8 @@ logger = logging.getLogger(__name__)
 CHANNELS = ("semantic", "lexical", "graph")
 #: Every memory column except the vector: what search results carry.
 MEMORY_COLUMNS = ("id", "project", "source", "kind", "type", "tags", "title", "content", "created_at", "updated_at",
-                  "content_hash", "chunk_index", "start_line", "end_line")
+                  "content_hash", "chunk_index", "start_line", "end_line", "seen_count", "last_seen", "valid_to",
+                  "superseded_by")
 
 
 #: Candidates each channel gives the convex fusion (scores need a channel's longer tail to scale against).
@@ -83,6 +84,8 @@ class ChannelWarning:
 class SearchOutcome:
     hits: list[Hit]
     warnings: list[ChannelWarning]
+    #: Superseded memories left out (``Filters.state`` current) that a channel ranked among the first ``limit``.
+    superseded_matched: int = 0
 
     @property
     def warning_lines(self) -> list[str]:
@@ -107,6 +110,8 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     Raises:
         BucketUnreachable (or another of ``WHOLE_WORKSPACE``): a shared workspace's storage failed as a whole.
     """
+    if filters.state == "current" and not _holds_superseded(store):
+        filters = replace(filters, state="any")  # nothing to leave out: the plain query
     where = filters if filters.restricts else None
     warnings: list[ChannelWarning] = []
     rows: dict[str, Row] = {}
@@ -171,7 +176,48 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
         except EngramError as exc:
             warnings.append(ChannelWarning("graph", "failed", f"graph channel failed: {exc.message}"))
     hits = [Hit(_clean(rows[i]), by_id[i].score, by_id[i].ranks) for i in order if i in rows]
-    return SearchOutcome(hits, warnings)
+    left_out = 0
+    if filters.state == "current":
+        left_out = _superseded_matches(store, query, semantic, filters, params, scored, warnings)
+    return SearchOutcome(hits, warnings, left_out)
+
+
+def _holds_superseded(store: WorkspaceStore) -> bool:
+    try:
+        return store.count_superseded() > 0
+    except WHOLE_WORKSPACE:
+        raise
+    except EngramError:  # the channels will say what failed; search without the restriction meanwhile
+        return False
+
+
+def _superseded_matches(store: WorkspaceStore, query: str, vector: np.ndarray | None, filters: Filters,
+                        params: SearchParams, scored: dict[str, list[tuple[str, float]]],
+                        warnings: list[ChannelWarning]) -> int:
+    """How many superseded memories (passing the other ``filters``) the semantic or lexical channel would have
+    ranked among its first ``params.limit`` candidates: those scoring at least the ``limit``-th current one."""
+    history = replace(filters, state="superseded")
+    matched: set[str] = set()
+    try:
+        if vector is not None and "semantic" in scored:
+            bar = _bar([s for _, s in scored["semantic"]], params.limit)
+            found = store.vector_search(vector, params.limit, history, ["id"], exact=params.exact)
+            matched |= {r["id"] for r in found if 1.0 - float(r["_distance"]) >= bar}
+        if "lexical" in scored:
+            bar = _bar([s for _, s in scored["lexical"]], params.limit)
+            found = store.text_search(query, params.limit, history, ["id"])
+            matched |= {r["id"] for r in found if float(r["_score"]) >= bar}
+    except WHOLE_WORKSPACE:
+        raise
+    except EngramError as exc:
+        warnings.append(ChannelWarning("semantic", "failed", f"counting superseded matches failed: {exc.message}"))
+    return len(matched)
+
+
+def _bar(scores: list[float], limit: int) -> float:
+    """The score a candidate needs to rank among the first ``limit`` of ``scores`` (best first): the ``limit``-th,
+    or any score when fewer were found."""
+    return scores[limit - 1] if len(scores) >= limit else float("-inf")
 
 
 def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, where: Filters | None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from . import filters as sql
 
@@ -20,11 +21,18 @@ class Filters:
     since: datetime | None = None
     until: datetime | None = None
     ids: list[str] | None = None  # only these memories (None: no restriction)
+    #: ``current``: only memories no newer one superseded; ``superseded``: only those a newer one did.
+    state: Literal["any", "current", "superseded"] = "any"
 
     @property
     def restricts(self) -> bool:
         """Whether any field restricts anything."""
         return filter_text(self) is not None
+
+
+#: The filter text of current memories (no newer memory superseded them).
+CURRENT = "valid_to IS NULL"
+SUPERSEDED = "valid_to IS NOT NULL"
 
 
 def filter_text(filters: Filters | None) -> str | None:
@@ -48,6 +56,7 @@ def filter_text(filters: Filters | None) -> str | None:
         tags,
         f"updated_at >= {sql.timestamp(f.since)}" if f.since else None,
         f"updated_at <= {sql.timestamp(f.until)}" if f.until else None,
+        CURRENT if f.state == "current" else SUPERSEDED if f.state == "superseded" else None,
     )
 
 

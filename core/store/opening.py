@@ -30,6 +30,7 @@ from .schema import (
     SCHEMA_VERSION,
     SEARCH_TEXT_SQL,
     SOURCES_SCHEMA,
+    UPKEEP_FIELDS,
     memories_schema,
 )
 from .workspace import WorkspaceStore
@@ -168,8 +169,21 @@ def _migrate(db: Any) -> None:
 
     From version 2: ``memories.search_text`` is computed from each row's title and content, and the full-text
     index moves from ``content`` to it (the title, a speaker and date or a heading path, becomes searchable).
+    From version 3: the upkeep columns are added, empty (``UPKEEP_FIELDS``: read as seen once, current).
     """
     memories = db.open_table("memories")
+    _to_search_text(memories)
+    missing = [f for f in UPKEEP_FIELDS if f.name not in memories.schema.names]
+    if missing:
+        # Another machine migrating a shared workspace at once may have added them meanwhile: the retry (a lost
+        # race) finds them there.
+        require_writer()
+        memories.add_columns(missing)
+        logger.info("added the upkeep columns to a workspace's memories (schema 3 to 4)")
+
+
+def _to_search_text(memories: Any) -> None:
+    """Schema 2 to 3: ``search_text`` and its full-text index, each step checked on its own."""
     indexes = [(i.name, i.index_type, list(i.columns)) for i in memories.list_indices()]
     old_fts = [name for name, kind, columns in indexes if kind == "FTS" and columns == ["content"]]
     has_new_fts = any(kind == "FTS" and columns == ["search_text"] for _, kind, columns in indexes)

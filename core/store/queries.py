@@ -14,7 +14,7 @@ from typing import Any
 from . import filters as sql
 from .derived import Derived
 from .fts import FTS_COLUMN
-from .memory_filter import Filters, filter_text, sources_under
+from .memory_filter import CURRENT, SUPERSEDED, Filters, filter_text, sources_under
 from .rows import Edge, IndexInfo, Row
 from .schema import EXCLUDED_KIND
 
@@ -108,6 +108,22 @@ class Queries:
         rows = self._scan(self._memories, sql.all_of(sql.in_list("id", ids), filter_text(filters)), ["id"], limit=len(ids))
         return {r["id"] for r in rows}
 
+    def memory_with_key(self, key: str, columns: Sequence[str] | None = None) -> Row | None:
+        """The current memory whose exact-duplicate key is ``key`` (``None``: none such)."""
+        rows = self._scan(self._memories, sql.all_of(f"dedup_key = {sql.quote(key)}", CURRENT), columns, limit=1)
+        return rows[0] if rows else None
+
+    def count_superseded(self) -> int:
+        """How many memories a newer one superseded (derived once per version of the memories table)."""
+        return self.derived.cached("superseded", self._version(self._memories),
+                                   lambda: self._count(self._memories, SUPERSEDED))
+
+    def superseded_by_ids(self, ids: Sequence[str], columns: Sequence[str] | None = None) -> list[Row]:
+        """The memories that the memories ``ids`` superseded, unordered."""
+        if not ids:
+            return []
+        return self._scan(self._memories, sql.in_list("superseded_by", ids), columns)
+
     def memories_with_hashes(self, hashes: Iterable[str], columns: Sequence[str]) -> list[Row]:
         """``columns`` of the memories whose content hash is among ``hashes``."""
         return self._scan(self._memories, sql.in_list("content_hash", sorted(set(hashes))), columns)
@@ -186,6 +202,15 @@ class Queries:
             return []
         return _edges(self._scan(self._edges, sql.all_of(sql.in_list("dst", list(ids)), sql.in_list(
             "relation", relations)), _EDGE_COLUMNS))
+
+    def duplicate_links(self, ids: Sequence[str]) -> dict[str, Row]:
+        """src → its ``duplicate_of`` edge row (``id``, ``dst``) for those of ``ids`` recorded as duplicates of a
+        kept memory (a captured turn counted on an earlier one)."""
+        if not ids:
+            return {}
+        rows = self._scan(self._edges, sql.all_of(sql.in_list("src", list(ids)), "relation = 'duplicate_of'"),
+                          ["id", "src", "dst"])
+        return {r["src"]: r for r in rows}
 
     def hub_degrees(self) -> Counter[str]:
         """How many memories point at each entity or source node (derived once per edges-table version)."""

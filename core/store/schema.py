@@ -9,11 +9,26 @@ from __future__ import annotations
 import pyarrow as pa
 
 # Version 1: memories, sources, facts, edges; 2 added digests; 3 added memories.search_text (the heading or title
-# and the content, which the full-text index covers). Opening an older store adds the tables it lacks and, from 2
-# to 3, the column (computed from the stored title and content) and its full-text index.
-SCHEMA_VERSION = 3
+# and the content, which the full-text index covers); 4 added the upkeep columns of memories (``UPKEEP_FIELDS``).
+# Opening an older store adds the tables it lacks; from 2 to 3, the column (computed from the stored title and
+# content) and its full-text index; from 3 to 4, the upkeep columns, empty (read as their defaults).
+SCHEMA_VERSION = 4
 
 _TS = pa.timestamp("us", tz="UTC")
+
+
+#: The memories' upkeep columns (schema 4), each nullable as columns added to an older store are: ``dedup_key`` (the
+#: exact-duplicate key of a note or exchange; empty for file chunks and for rows stored before schema 4),
+#: ``seen_count`` (how many times it was written; empty: once), ``last_seen`` (when it was last written; empty: its
+#: ``updated_at``), ``valid_to`` (when a newer memory superseded it; empty: current) and ``superseded_by`` (that
+#: memory's id).
+UPKEEP_FIELDS = (
+    pa.field("dedup_key", pa.string(), nullable=True),
+    pa.field("seen_count", pa.int32(), nullable=True),
+    pa.field("last_seen", _TS, nullable=True),
+    pa.field("valid_to", _TS, nullable=True),
+    pa.field("superseded_by", pa.string(), nullable=True),
+)
 
 
 def memories_schema(dimensions: int) -> pa.Schema:
@@ -37,6 +52,7 @@ def memories_schema(dimensions: int) -> pa.Schema:
         # What the lexical channel matches: ``search_text(title, content)``. Nullable, as a column added to an
         # older store by an SQL expression is.
         pa.field("search_text", pa.string(), nullable=True),
+        *UPKEEP_FIELDS,
     ])
 
 

@@ -224,7 +224,8 @@ class WorkspaceStore(Queries):
             if field.name == "search_text":  # derived, never passed in
                 columns[field.name] = pa.array([search_text(r["title"], r["content"]) for r in rows], type=field.type)
                 continue
-            values = [r[field.name] for r in rows]
+            # A nullable column a row does not name (the upkeep columns of a new chunk) is empty.
+            values = [r[field.name] if field.name in r or not field.nullable else None for r in rows]
             if field.name == "vector":
                 flat = np.asarray(values, dtype=np.float32).reshape(-1)
                 columns[field.name] = pa.FixedSizeListArray.from_arrays(pa.array(flat), self.dimensions)
@@ -275,6 +276,28 @@ class WorkspaceStore(Queries):
             data = self._table_from_rows(rows, self.memories_schema)
             self._write("memories", lambda: self._memories.merge_insert("id").when_matched_update_all()
                         .when_not_matched_insert_all().execute(data))
+
+    def update_memory(self, memory_id: str, values: Row) -> None:
+        """Change columns of one memory in one commit (``values``: column → new value; a new title or content
+        brings its ``search_text`` along)."""
+        changes: dict[str, Any] = dict(values)
+        if "title" in changes or "content" in changes:
+            old = self.memories_by_ids([memory_id], ["title", "content"]).get(memory_id)
+            if old is not None:
+                changes["search_text"] = search_text(str(changes.get("title", old["title"])),
+                                                     str(changes.get("content", old["content"])))
+        if "vector" in changes:
+            changes["vector"] = np.asarray(changes["vector"], dtype=np.float32).tolist()
+        self._write("a memory", lambda: self._memories.update(where=f"id = {sql.quote(memory_id)}", values=changes))
+
+    def supersede(self, ids: Sequence[str], by: str, when: datetime, edges: Sequence[Row]) -> None:
+        """Mark the memories ``ids`` superseded by memory ``by`` at ``when`` (their rows and texts stay), and add
+        ``edges`` (the ``supersedes`` links from ``by``)."""
+        if not ids:
+            return
+        self._write("a supersession", lambda: self._memories.update(
+            where=sql.in_list("id", ids), values={"valid_to": when, "superseded_by": by}))
+        self.add_memories([], edges)
 
     def replace_sources(self, sources: Sequence[str], memory_rows: Sequence[Row],
                         edge_rows: Sequence[Row], source_rows: Sequence[Row]) -> None:

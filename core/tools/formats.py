@@ -54,6 +54,10 @@ def memory_meta(memory: Memory, *extra: str) -> str:
     shown = [t for t in memory.tags if ":" not in t]  # namespaced tags (kind:, lang:, layer:, topic:) stay unprinted
     if shown:
         parts.append(" ".join("#" + t for t in shown))
+    if memory.seen_count > 1:
+        parts.append(f"seen {memory.seen_count} times")
+    if memory.valid_to is not None:
+        parts.append(f"superseded by {memory.superseded_by} on {_date(memory.valid_to)}")
     return SEP.join([*parts, *[e for e in extra if e]])
 
 
@@ -77,16 +81,31 @@ def format_search(result: SearchResult, max_chars: int) -> str:
     blocks = [Block(memory_meta(h, "+".join(h.channels)), h.content, h.title) for h in result.hits]
 
     def footer(shown: int, total: int) -> str:
+        history = superseded_line(result.superseded_matched)
+        if total == 0 and result.superseded_matched:
+            noun = "memory" if result.superseded_matched == 1 else "memories"
+            return (f"No current results: {result.superseded_matched} superseded {noun} matched (history=true shows "
+                    "them, each with what superseded it).")
         if total == 0:
             return "No results. Try other words, fewer filters, or list_sources to see what is stored."
         hidden = total - shown
-        return f"— {shown} of {total} results shown" + (f"; {hidden} not shown (raise max_chars)" if hidden else "")
+        return (f"— {shown} of {total} results shown" + (f"; {hidden} not shown (raise max_chars)" if hidden else "")
+                + history)
 
     return render_blocks(blocks, max_chars, top=top, terms=query_terms(result.query), footer=footer)
 
 
+def superseded_line(matched: int) -> str:
+    """What a footer adds when superseded memories matched and were left out ("" for none)."""
+    if not matched:
+        return ""
+    noun = "memory" if matched == 1 else "memories"
+    return f"; {matched} superseded {noun} also matched (history=true shows them)"
+
+
 def format_memories(result: MemoryList, max_chars: int) -> str:
-    blocks = [Block(memory_meta(m), m.content, m.title) for m in result.items]
+    blocks = [Block(memory_meta(m, _versions(m, result.history.get(m.id, []))), m.content, m.title)
+              for m in result.items]
     missing = f"; not found: {', '.join(result.missing)}" if result.missing else ""
 
     def footer(shown: int, total: int) -> str:
@@ -94,6 +113,15 @@ def format_memories(result: MemoryList, max_chars: int) -> str:
         return f"— {shown} of {total} memories shown" + (f"; {hidden} cut (raise max_chars)" if hidden else "") + missing
 
     return render_blocks(blocks, max_chars, footer=footer)
+
+
+def _versions(memory: Memory, chain: Sequence[Memory]) -> str:
+    """A memory's place in its supersession chain: ``version 2 of 3: 0a1b… → [this] → 9f8e…`` ("" alone)."""
+    if len(chain) < 2:
+        return ""
+    ids = [m.id for m in chain]
+    at = ids.index(memory.id) if memory.id in ids else -1
+    return f"version {at + 1} of {len(ids)}: " + " → ".join("[this]" if i == memory.id else i for i in ids)
 
 
 def format_neighbors(result: NeighborList, max_chars: int) -> str:
@@ -227,8 +255,13 @@ def format_wake_up(w: WakeUp, max_chars: int) -> str:
 # ------------------------------------------------------------------- writes
 
 def format_stored(s: Stored, max_chars: int) -> str:
+    replaced = f"; it supersedes {', '.join(s.superseded)} (kept as history)" if s.superseded else ""
+    if s.duplicate_of:
+        how = "the same text" if s.merged == "exact" else "a near-identical text (the longer one kept)"
+        return (f"already remembered as {s.kind} {s.id} in {s.workspace}/{s.project}: {how}, now seen {s.seen} "
+                f"times; nothing new was stored{replaced}")[:max_chars]
     linked = f"; linked by {', '.join(s.entities[:8])}" if s.entities else ""
-    return f"stored {s.kind} {s.id} in {s.workspace}/{s.project}{linked}"[:max_chars]
+    return f"stored {s.kind} {s.id} in {s.workspace}/{s.project}{linked}{replaced}"[:max_chars]
 
 
 def format_deleted(d: Deleted, max_chars: int) -> str:

@@ -17,6 +17,7 @@ from pydantic import Field
 from ..errors import NotFound
 from ..retrieval import graph
 from ..retrieval.search import CHANNELS, MEMORY_COLUMNS, SearchParams, hybrid_search
+from ..store import WorkspaceStore
 from ..store.memory_filter import Filters
 from ..store.rows import Row
 from ..store.schema import ENTITY_PREFIX
@@ -64,6 +65,7 @@ def search(
     until: Annotated[UtcDatetime | None, Field(description="Only memories updated at or before this time.")] = None,
     channels: Annotated[list[Channel] | None, Field(min_length=1, max_length=3,
                                                     description="Channels to use (default all three).")] = None,
+    history: Annotated[bool, Field(description="Also memories a newer one superseded.")] = False,
     run: str | None = None,
 ) -> SearchResult:
     """Hybrid (semantic + lexical + graph) search of the workspace's memories."""
@@ -77,7 +79,7 @@ def search(
     )
     prefixes = tuple(source_names.expand_prefix(scope.store, source_prefix)) if source_prefix else ()
     filters = Filters(project=project, source_prefixes=prefixes, kinds=(kind,) if kind else (), type=type,
-                      tags=tuple(tags or ()), since=since, until=until)
+                      tags=tuple(tags or ()), since=since, until=until, state="any" if history else "current")
     vector, withheld = prepared_vector(scope, run, query) if "semantic" in params.channels else (None, None)
     outcome = hybrid_search(scope.store, scope.embedder_or_none() if "semantic" in params.channels else None,
                             query, filters, params, vector=vector, withheld=withheld)
@@ -87,7 +89,7 @@ def search(
     semantic_lost = any(w.channel == "semantic" and w.reason != "withheld" for w in outcome.warnings)
     if semantic_lost and (note := scope.embed_note()):
         warnings.append(note)
-    return SearchResult(query=query, hits=hits, warnings=warnings)
+    return SearchResult(query=query, hits=hits, warnings=warnings, superseded_matched=outcome.superseded_matched)
 
 
 def prepared_vector(scope: Scope, run: str | None, query: str) -> tuple[np.ndarray | None, str | None]:
@@ -109,14 +111,43 @@ def get_memory(
     scope: Scope,
     ids: Annotated[list[Id], Field(min_length=1, max_length=20, description="Memory ids to expand (1–20).")],
 ) -> MemoryList:
-    """Full content of memories by id."""
+    """Full content of memories by id, with what each superseded and what superseded it."""
     found = scope.store.memories_by_ids(ids, MEMORY_COLUMNS)
     missing = [i for i in dict.fromkeys(ids) if i not in found]
     if not found:
         raise NotFound(f"No memory with id {', '.join(missing)} in workspace '{scope.workspace}'. "
                        "Use ids printed by search, neighbors or file_chunks in this workspace.")
+    history = {i: _named(scope, [Memory.from_row(r) for r in chain]) for i in found
+               if len(chain := supersession_chain(scope.store, found[i])) > 1}
     return MemoryList(items=_named(scope, [Memory.from_row(found[i]) for i in dict.fromkeys(ids) if i in found]),
-                      missing=missing)
+                      missing=missing, history=history)
+
+
+def supersession_chain(store: WorkspaceStore, row: Row, *, longest: int = 50) -> list[Row]:
+    """The versions of ``row``'s memory, oldest first: those it superseded (following each one back) and those that
+    superseded it, at most ``longest``.
+
+    Raises:
+        StoreError: the workspace cannot be read.
+    """
+    before: list[Row] = []
+    seen = {row["id"]}
+    wave = [row["id"]]
+    while wave and len(before) < longest:
+        older = [r for r in store.superseded_by_ids(wave, MEMORY_COLUMNS) if r["id"] not in seen]
+        seen |= {r["id"] for r in older}
+        before = sorted(older, key=lambda r: r["created_at"]) + before
+        wave = [r["id"] for r in older]
+    after: list[Row] = []
+    nxt = row.get("superseded_by")
+    while nxt and nxt not in seen and len(after) < longest:
+        newer = store.memories_by_ids([nxt], MEMORY_COLUMNS).get(nxt)
+        if newer is None:
+            break
+        seen.add(nxt)
+        after.append(newer)
+        nxt = newer.get("superseded_by")
+    return [*before, row, *after]
 
 
 def neighbors(

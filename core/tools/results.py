@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -27,10 +27,16 @@ class Memory(BaseModel):
     end_line: int = 0
     #: How answers name the source: relative to the folder it was ingested from (tools accept both forms).
     path: str = ""
+    #: How many times it was written (a duplicate written again counts on the stored memory).
+    seen_count: int = 1
+    last_seen: datetime | None = None
+    #: When a newer memory superseded it, and which (``None``: it is current).
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], **extra: Any) -> Any:
-        fields = {k: row[k] for k in Memory.model_fields if k in row}
+        fields = {k: row[k] for k in Memory.model_fields if k in row and row[k] is not None}
         return cls(**fields, **extra)
 
 
@@ -43,11 +49,15 @@ class SearchResult(BaseModel):
     query: str
     hits: list[SearchHit]
     warnings: list[str] = Field(default_factory=list)
+    #: Superseded memories that matched and were left out (``history`` shows them).
+    superseded_matched: int = 0
 
 
 class MemoryList(BaseModel):
     items: list[Memory]
     missing: list[str] = Field(default_factory=list)
+    #: id → the memories it superseded and those that superseded it, oldest first (only ids with either).
+    history: dict[str, list[Memory]] = Field(default_factory=dict)
 
 
 class Neighbor(Memory):
@@ -184,6 +194,13 @@ class Stored(BaseModel):
     project: str
     kind: str
     entities: list[str] = Field(default_factory=list)
+    #: The stored memory this text duplicated (then ``id`` is it, and nothing new was stored).
+    duplicate_of: str | None = None
+    merged: Literal["exact", "near"] | None = None
+    #: How many times the memory has been written.
+    seen: int = 1
+    #: The memories this one superseded.
+    superseded: list[str] = Field(default_factory=list)
 
 
 class Deleted(BaseModel):

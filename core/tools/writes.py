@@ -28,6 +28,7 @@ from ..ingest.pipeline import ingest_path as run_ingest
 from ..ingest.pipeline import ingest_text
 from ..ingest.records import embedding_text, mention_edges, new_memory_id, note_row
 from ..ingest.tagging import classify, deadline_in, model_tags
+from ..upkeep.writing import MAX_SUPERSEDES, checked_supersedes, write_memory
 from . import source_names
 from .datetimes import UtcDatetime
 from .results import Deleted, Fact, FactChange, IngestResult, SkippedFile, Stored
@@ -46,25 +47,33 @@ def store(
     type: Annotated[str, Field(min_length=1, max_length=50, description="e.g. decision, preference, fact, todo.")] = "note",
     tags: Annotated[list[Tag], Field(max_length=16, description="Labels to filter by later.")] = [],  # noqa: B006
     title: Annotated[str, Field(max_length=200, description="A short heading.")] = "",
+    supersedes: Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(
+        max_length=MAX_SUPERSEDES, description=(
+            "Ids of memories this one replaces (a changed decision): they stay as history, left out of "
+            "search unless asked for."))] = [],  # noqa: B006
 ) -> Stored:
-    """Remember a note or a conversation exchange."""
+    """Remember a note or a conversation exchange (the same text again is counted on the stored one)."""
     if not content.strip():
         raise InvalidArgument("Argument 'content' is blank. It accepts 1–20,000 characters of text.")
+    replaced = checked_supersedes(scope.store, scope.workspace, supersedes)
     if kind == "exchange":
         vector = exchange_vector(scope.embedder(), title, content, previous_exchange(scope.store, project))
     else:
         vector = scope.embedder().embed([embedding_text(title, content)])[0]
     memory_id = new_memory_id()
     tags, type = _model_tags(scope, content, tags, type)
+    now = datetime.now(UTC)
     row = note_row(memory_id=memory_id, project=project, kind=kind, type_=type, tags=tags, title=title,
-                   content=content, vector=vector, now=datetime.now(UTC))
+                   content=content, vector=vector, now=now)
     edges = mention_edges(memory_id, content, memory_id)
-    scope.writer.run(scope.store.add_memories, [row], edges)
+    written = scope.writer.run(lambda: write_memory(scope.store, scope.settings.upkeep, row, edges,
+                                                    supersedes=replaced, now=now))
     if kind == "exchange":
         remember_exchange(scope.store, project, content)
-    scope.emit(MemoriesWritten(scope.workspace, "store", 1))
-    return Stored(id=memory_id, workspace=scope.workspace, project=project, kind=kind,
-                  entities=[e["dst"][2:] for e in edges])
+    scope.emit(MemoriesWritten(scope.workspace, "store", 0 if written.duplicate_of else 1))
+    return Stored(id=written.id, workspace=scope.workspace, project=project, kind=kind, entities=written.entities,
+                  duplicate_of=written.duplicate_of, merged=written.merged, seen=written.seen,
+                  superseded=written.superseded)
 
 
 def _model_tags(scope: Scope, content: str, tags: list[str], type_: str) -> tuple[list[str], str]:

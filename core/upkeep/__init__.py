@@ -1,0 +1,1 @@
+"""Keeping a workspace's memories tidy: duplicates merged at write time, superseded memories marked."""

@@ -1,0 +1,167 @@
+"""Writing one new note or exchange with upkeep: a duplicate counted on the stored memory, superseded ones marked.
+
+Runs on the engine's writer (``write_memory`` is what the writer runs), so the duplicate lookup and the write it
+decides cannot interleave with another caller's: two editors storing the same text at once store it once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidArgument, NotFound
+from ..ingest.records import content_hash, edge, mention_edges
+from ..settings import UpkeepSettings
+from ..store import WorkspaceStore
+from .duplicates import Duplicate, Merge, dedup_key, find_duplicate
+
+#: At most this many memories one write may supersede.
+MAX_SUPERSEDES = 20
+#: The kinds of memory that duplicates are looked for among and that may be superseded (file chunks are replaced by
+#: their file's re-ingest instead).
+KEPT_KINDS = ("note", "exchange")
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a write did: the memory that holds the text now, and whether it was a duplicate."""
+
+    id: str
+    #: The stored memory the new one duplicated (``None``: the text was stored as a new memory).
+    duplicate_of: str | None = None
+    merged: Merge | None = None
+    #: How many times the memory has now been written (1 for a new one).
+    seen: int = 1
+    #: The memories the write marked superseded.
+    superseded: list[str] = field(default_factory=list)
+    #: The ids of the entities the kept text mentions.
+    entities: list[str] = field(default_factory=list)
+
+
+def checked_supersedes(store: WorkspaceStore, workspace: str, ids: Sequence[str]) -> list[str]:
+    """``ids`` (without repeats) once each is a current note or exchange of the workspace.
+
+    Raises:
+        InvalidArgument: more than ``MAX_SUPERSEDES``, or one is a file chunk or already superseded.
+        NotFound: one names no memory of the workspace.
+    """
+    wanted = list(dict.fromkeys(ids))
+    if len(wanted) > MAX_SUPERSEDES:
+        raise InvalidArgument(f"Argument 'supersedes' names {len(wanted)} memories; it accepts at most "
+                              f"{MAX_SUPERSEDES} ids. Nothing was stored.")
+    if not wanted:
+        return []
+    found = store.memories_by_ids(wanted, ["id", "kind", "valid_to", "superseded_by"])
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        raise NotFound(f"'supersedes' names no memory with id {', '.join(missing)} in workspace '{workspace}'. "
+                       "Nothing was stored; use ids printed by search or get_memory.")
+    for memory_id in wanted:
+        row = found[memory_id]
+        if row["kind"] not in KEPT_KINDS:
+            raise InvalidArgument(f"Memory {memory_id} is a {row['kind']} of an ingested file or text: only notes "
+                                  "and exchanges can be superseded (ingest the changed file instead). Nothing was "
+                                  "stored.")
+        if row["valid_to"] is not None:
+            raise InvalidArgument(f"Memory {memory_id} was already superseded by {row['superseded_by']} on "
+                                  f"{row['valid_to']:%Y-%m-%d}: supersede that one instead. Nothing was stored.")
+    return wanted
+
+
+def write_memory(store: WorkspaceStore, upkeep: UpkeepSettings, row: Mapping[str, Any],
+                 edges: Sequence[Mapping[str, Any]], *, supersedes: Sequence[str] = (), now: datetime) -> Written:
+    """On the writer: store the new memory ``row`` (a note or exchange) with its ``edges``, unless it duplicates a
+    current memory of its project and kind, which is then counted as written again (the longer text kept); then
+    mark the memories ``supersedes`` (checked by ``checked_supersedes``) superseded by whichever holds the text.
+
+    Raises:
+        StoreError: the workspace cannot be read or written.
+    """
+    key = dedup_key(row["kind"], row["project"], row["content"])
+    found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
+                           mode=upkeep.duplicates, threshold=upkeep.near_threshold)
+    if found is not None and found.id in supersedes:
+        found = None  # a new version as it was: written as a memory of its own, superseding the old
+    if found is None:
+        store.add_memories([{**row, "dedup_key": key, "seen_count": 1, "last_seen": now}], edges)
+        kept, seen, entities = str(row["id"]), 1, [e["dst"][2:] for e in edges if e["relation"] == "mentions"]
+    else:
+        seen, entities = merge_into(store, found, row, key, now=now)
+        kept = found.id
+    replaced = [i for i in supersedes if i != kept]
+    if replaced:
+        store.supersede(replaced, kept, now, [edge(kept, old, "supersedes", kept) for old in replaced])
+    if found is None:
+        return Written(kept, superseded=replaced, entities=entities)
+    return Written(kept, duplicate_of=kept, merged=found.how, seen=seen, superseded=replaced, entities=entities)
+
+
+def merge_into(store: WorkspaceStore, found: Duplicate, row: Mapping[str, Any], key: str, *,
+               now: datetime) -> tuple[int, list[str]]:
+    """Count ``row`` as ``found`` written again: one more sighting, tags united, and (a near duplicate whose text is
+    longer) ``row``'s text, title and vector kept in its place. Returns the sighting count and the entities
+    the new text mentions (linked to the kept memory).
+
+    Raises:
+        StoreError: the workspace cannot be written.
+    """
+    old = found.row
+    seen = int(old["seen_count"] or 1) + 1
+    values: dict[str, Any] = {"seen_count": seen, "last_seen": now}
+    tags = list(dict.fromkeys([*old["tags"], *row["tags"]]))
+    if tags != list(old["tags"]):
+        values["tags"] = tags
+    if found.how == "near" and len(row["content"]) > len(old["content"]):
+        values.update(content=row["content"], title=row["title"] or old["title"], vector=np.asarray(row["vector"]),
+                      content_hash=content_hash(row["content"]), dedup_key=key, updated_at=now)
+    store.update_memory(found.id, values)
+    mentions = mention_edges(found.id, str(row["content"]), found.id)
+    linked = {(e.dst, e.relation) for e in store.edges_from([found.id])}
+    new = [e for e in mentions if (e["dst"], e["relation"]) not in linked]
+    if new:
+        store.add_memories([], new)
+    return seen, [e["dst"][2:] for e in mentions]
+
+
+def write_new_memories(store: WorkspaceStore, upkeep: UpkeepSettings, rows: Sequence[Mapping[str, Any]],
+                       edges: Mapping[str, Sequence[Mapping[str, Any]]], *, now: datetime,
+                       on_duplicate: Callable[[Mapping[str, Any], str], Sequence[Mapping[str, Any]]],
+                       ) -> list[Written]:
+    """On the writer: store new memories ``rows`` (in order; ``edges`` by row id) in one commit, each one that
+    duplicates a current memory (stored, or earlier in ``rows``) counted on it instead; ``on_duplicate(row,
+    kept_id)`` gives the edges to add for such a row (e.g. a captured turn's link to its session). Returns what
+    happened to each row, in order.
+
+    Raises:
+        StoreError: the workspace cannot be read or written.
+    """
+    added: list[dict[str, Any]] = []
+    by_key: dict[str, dict[str, Any]] = {}
+    new_edges: list[Mapping[str, Any]] = []
+    written: list[Written] = []
+    for row in rows:
+        key = dedup_key(row["kind"], row["project"], row["content"])
+        if upkeep.duplicates != "off" and key in by_key:
+            twin = by_key[key]
+            twin["seen_count"] += 1
+            new_edges += on_duplicate(row, twin["id"])
+            written.append(Written(twin["id"], duplicate_of=twin["id"], merged="exact", seen=twin["seen_count"]))
+            continue
+        found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
+                               mode=upkeep.duplicates, threshold=upkeep.near_threshold)
+        if found is not None:
+            seen, _ = merge_into(store, found, row, key, now=now)
+            new_edges += on_duplicate(row, found.id)
+            written.append(Written(found.id, duplicate_of=found.id, merged=found.how, seen=seen))
+            continue
+        kept = {**row, "dedup_key": key, "seen_count": 1, "last_seen": now}
+        added.append(kept)
+        by_key[key] = kept
+        new_edges += edges.get(str(row["id"]), ())
+        written.append(Written(str(row["id"])))
+    store.add_memories(added, new_edges)
+    return written
