@@ -35,7 +35,7 @@ from engram.core.capture.worker import CaptureWorker
 from engram.mcp.service_files import InstanceLock
 
 from .common import Run, engine_at, percentile
-from .conversation import CATEGORIES, KS, _recall, store_args, turns
+from .conversation import CATEGORIES, KS, _recall, evidence_ranks, store_args, turns
 from .suites import ConversationOptions
 
 EDITOR = "claude-code"
@@ -65,13 +65,13 @@ def _ms(values: list[float]) -> dict[str, float]:
             "n": len(values)}
 
 
-def _evidence_rows(engine: Any, questions: list[dict[str, Any]], by_memory: dict[str, str]) -> list[dict[str, Any]]:
+def _evidence_rows(engine: Any, questions: list[dict[str, Any]],
+                   by_memory: dict[str, set[str]]) -> list[dict[str, Any]]:
     rows = []
     for q in questions:
         evidence = [str(e).strip() for e in q["evidence"]]
         hits = engine.call("search", {"query": str(q["question"]), "limit": max(KS)}).result.hits
-        ranking = [by_memory.get(h.id) for h in hits]
-        ranks = [ranking.index(e) + 1 for e in evidence if e in ranking]
+        ranks = evidence_ranks([h.id for h in hits], by_memory, evidence)
         rows.append({"category": q["category"], "ranks": ranks, "complete": len(ranks) == len(evidence)})
     return rows
 
@@ -89,7 +89,9 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, embedder: Any) 
     stored_folder = run.workspace(f"capture-store-{index}")
     shutil.rmtree(stored_folder, ignore_errors=True)
     with engine_at(stored_folder, Settings(), embedder=embedder) as engine:
-        by_memory = {engine.call("store", store_args(t)).result.id: t["dia_id"] for t in said}
+        by_memory: dict[str, set[str]] = {}
+        for t in said:
+            by_memory.setdefault(engine.call("store", store_args(t)).result.id, set()).add(t["dia_id"])
         out["store"] = _evidence_rows(engine, questions, by_memory)
 
     folder = run.workspace(f"capture-hook-{index}")
@@ -124,7 +126,12 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, embedder: Any) 
             worker.take_jobs()
             capture_s += time.perf_counter() - started
         ids = {turn_memory_id(EDITOR, session, f"dia-{t['dia_id']}"): t["dia_id"] for t in said}
-        out["hook"] = _evidence_rows(engine, questions, ids)
+        counted = engine.store().duplicate_links(list(ids))  # turns counted on an earlier turn's memory
+        by_turn: dict[str, set[str]] = {}
+        for memory_id, dia in ids.items():
+            kept = str(counted[memory_id]["dst"]) if memory_id in counted else memory_id
+            by_turn.setdefault(kept, set()).add(dia)
+        out["hook"] = _evidence_rows(engine, questions, by_turn)
         out["captured"] = engine.store().count_memories()
         out["hook_in_process_s"] = hook_s
         out["capture_s"] = capture_s

@@ -112,14 +112,14 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Setti
         said = turns(sample["conversation"])
         if run.quick:
             said = said[:120]
-        by_memory: dict[str, str] = {}
+        by_memory: dict[str, set[str]] = {}  # a turn counted on an earlier one's memory shares its id
         store_times: list[float] = []
         for turn in said:
             started = time.perf_counter()
             stored = engine.call("store", store_args(turn)).result
             store_times.append(time.perf_counter() - started)
-            by_memory[stored.id] = turn["dia_id"]
-        held = set(by_memory.values())
+            by_memory.setdefault(stored.id, set()).add(turn["dia_id"])
+        held = set().union(*by_memory.values())
         questions = [q for q in sample["qa"] if q.get("category") in CATEGORIES and q.get("evidence")]
         if run.quick:
             questions = questions[:20]
@@ -139,8 +139,7 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Setti
                 started = time.perf_counter()
                 hits = engine.call("search", args).result.hits
                 times.append(time.perf_counter() - started)
-                ranking = [by_memory.get(h.id) for h in hits]
-                ranks = [ranking.index(e) + 1 for e in evidence if e in ranking]
+                ranks = evidence_ranks([h.id for h in hits], by_memory, evidence)
                 if mix == next(iter(MIXES)):
                     unknown += sum(1 for e in evidence if e not in held)
                 rows.append({"category": q["category"], "ranks": ranks, "complete": len(ranks) == len(evidence),
@@ -151,6 +150,17 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Setti
                 "unknown_evidence_ids": unknown, "store": store_times, "search": search_times, "rows": results}
     finally:
         engine.close()
+
+
+def evidence_ranks(ids: list[str], by_memory: dict[str, set[str]], evidence: list[str]) -> list[int]:
+    """The 1-based rank of each of ``evidence`` (dia ids) found among the memories ``ids`` (best first), where
+    ``by_memory`` holds the turns each memory stands for (several, when duplicates were counted on one)."""
+    ranks = []
+    for e in evidence:
+        at = next((n for n, i in enumerate(ids, 1) if e in by_memory.get(i, ())), None)
+        if at is not None:
+            ranks.append(at)
+    return ranks
 
 
 def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
