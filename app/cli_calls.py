@@ -23,6 +23,8 @@ class Calls(Protocol):
 
     def context_pack(self, request: dict[str, Any], workspace: str = "") -> dict[str, Any]: ...
 
+    def transfer(self, action: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
+
 
 class LocalCalls:
     """Calls on an engine opened by this process (no service runs for the data folder)."""
@@ -41,6 +43,10 @@ class LocalCalls:
 
     def context_pack(self, request: dict[str, Any], workspace: str = "") -> dict[str, Any]:
         return self.engine.context_pack(request, workspace=workspace).model_dump(mode="json")
+
+    def transfer(self, action: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        out = self.engine.transfer(action, arguments)
+        return {"result": out.model_dump(mode="json"), "text": out.summary()}
 
 
 def _own_progress(progress: ProgressFn) -> Listener:

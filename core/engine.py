@@ -53,6 +53,9 @@ from .store.maintenance import MaintenancePolicy, MaintenanceSchedule
 from .tool_calls import ToolCalls, ToolOutput
 from .tools.scope import Scope, Services
 from .tools.spec import describe_validation_error
+from .transfer.export import Progress as ExportProgress
+from .transfer.folder import Embedding
+from .transfer.results import Exported, ExportRequest, Imported, ImportRequest
 from .workspaces import WorkspacePlace, Workspaces
 
 logger = logging.getLogger(__name__)
@@ -415,7 +418,77 @@ class Engine:
                                                                 accepted=list(PackRequest.model_fields))) from None
         return context_pack(self._scope(workspace), request, tokenizer)
 
-    # -------------------------------------------------------------------- close
+    # ------------------------------------------------------------ export and import
+
+    def export_workspace(self, folder: os.PathLike[str] | str, *, workspace: str = "", project: str | None = None,
+                         progress: ExportProgress | None = None) -> Exported:
+        """Write ``workspace`` (or its ``project``) to the new folder ``folder`` (``core/transfer/folder.py`` says
+        what it holds); ``progress`` is told each file's name once it is written.
+
+        Raises:
+            TransferRefused: ``folder`` exists already.
+            TransferFailed: the disk refused a write (nothing that looks like a whole export is left).
+            WorkspaceNotFound, StoreError: the workspace does not exist or cannot be read.
+        """
+        from .transfer.export import export_workspace
+
+        store = self.store(workspace)
+        dimensions, model = self._dimensions()
+        embedding = Embedding(model=model, sha256=self._model_sha256(model), dimensions=dimensions)
+        return export_workspace(store, Path(folder).expanduser().absolute(), project=project, embedding=embedding,
+                                progress=progress)
+
+    def import_path(self, path: os.PathLike[str] | str, *, workspace: str = "", project: str | None = None,
+                    dry_run: bool = False) -> Imported:
+        """Import what ``path`` holds into ``workspace``: an Engram export row for row (rows already there left as
+        they are), or a peer's notes (Claude Code, basic-memory, mem0) each through ``store``. ``project`` names the
+        project of a peer's notes. ``dry_run`` counts what would be imported and writes nothing.
+
+        Raises:
+            TransferRefused: the path is missing, unreadable or of no known format, or an export that cannot be
+                imported (the message says why and what is read); nothing was written.
+            InvalidArgument: a bad workspace name, or a peer's note that ``store`` refuses.
+            ModelError, StoreError, WorkspaceError: embedding, reading or writing the workspace failed.
+        """
+        from .transfer.importing import ImportTarget, import_path
+
+        name = workspace or self.settings.store.default_workspace
+        dimensions, model = self._dimensions()
+        target = ImportTarget(
+            workspace=name, scope=lambda: self._scope(name, create=True),
+            existing=lambda: self.store(name) if name in self.workspace_names() else None,
+            dimensions=dimensions, model=model, sha256=self._model_sha256(model), embedder=self.embedder_or_none,
+            embed_note=self.embed_note, vector_index_min_rows=self.settings.store.vector_index_min_rows,
+            emit=self._events.emit)
+        return import_path(Path(path).expanduser().absolute(), target, project=project, dry_run=dry_run)
+
+    def transfer(self, action: str, arguments: dict[str, Any]) -> Exported | Imported:
+        """``export_workspace`` (``action`` "export") or ``import_path`` ("import") from JSON arguments: how the
+        command line asks a running service for them.
+
+        Raises:
+            InvalidArgument: an unknown action, or arguments that do not validate; else as the method called.
+        """
+        try:
+            if action == "export":
+                asked = ExportRequest.model_validate(arguments)
+                return self.export_workspace(asked.folder, workspace=asked.workspace, project=asked.project)
+            if action == "import":
+                given = ImportRequest.model_validate(arguments)
+                return self.import_path(given.path, workspace=given.workspace, project=given.project,
+                                        dry_run=given.dry_run)
+        except ValidationError as exc:
+            model = ExportRequest if action == "export" else ImportRequest
+            raise InvalidArgument(describe_validation_error(action, exc, accepted=list(model.model_fields))) from None
+        raise InvalidArgument(f"Unknown transfer '{action}': it is export or import.")
+
+    @staticmethod
+    def _model_sha256(model: str) -> str:
+        """The pinned SHA-256 of embedding model ``model`` ("" for a model the manifest does not pin)."""
+        try:
+            return model_entry(model).sha256
+        except EngramError:
+            return ""
 
     # -------------------------------------------------------------- capture
 

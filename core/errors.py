@@ -10,6 +10,7 @@ this file have no module named; the others are defined beside the code that rais
     EngramError
     ├── SettingsError            a settings key or value was refused
     ├── InvalidArgument          a tool argument was refused (names the argument and what it accepts)
+    │   └── TransferRefused      an export folder that exists; an import path missing, unreadable or of no known format
     ├── NotFound                 an id, source or workspace that does not exist
     ├── WorkspaceError           a workspace name or folder that cannot be used
     │   ├── SchemaTooNew         the store was written by a newer Engram
@@ -31,6 +32,7 @@ this file have no module named; the others are defined beside the code that rais
     │       └── ServerError      the server refused the download (core/models/download.py)
     ├── IngestError              a path that cannot be ingested at all
     ├── IngestCancelled          an ingest stopped because someone cancelled it (its finished files stay)
+    ├── TransferFailed           the disk refused writing an export folder (nothing that looks whole is left)
     ├── LedgerError              the run ledger cannot be read or written (no provider work follows)
     ├── BudgetRefused            a run's allowance does not cover a preparation (the message says which limit)
     ├── EngineClosed             the engine was closed
@@ -77,6 +79,12 @@ class InvalidArgument(EngramError):
     title = "Invalid argument"
 
 
+class TransferRefused(InvalidArgument):
+    """``engram export`` or ``engram import`` refused its input before writing anything."""
+
+    title = "Cannot export or import"
+
+
 class NotFound(EngramError):
     title = "Not found"
 
@@ -107,6 +115,10 @@ class IngestError(EngramError):
 
 class IngestCancelled(EngramError):
     title = "Ingest cancelled"
+
+
+class TransferFailed(EngramError):
+    title = "Export failed"
 
 
 class LedgerError(EngramError):

@@ -7,10 +7,11 @@ service answers the CLI at its own endpoint, behind the same guard (loopback Hos
 
     POST /engram/v1/call   {"tool": NAME, "arguments": {...}}
                            {"pack": {...context pack request...}, "workspace": NAME}
+                           {"transfer": "export" | "import", "arguments": {...}}   (``engram export`` / ``import``)
 
 The answer is a stream of JSON lines: ``{"progress": {...}}`` while an ingest runs (every ingest of
 the service, as the tray shows them), then one ``{"output": {"tool", "workspace", "result", "text"}}``,
-``{"pack": {...}}`` or ``{"error": {"type", "title", "message", "refused"}}``.
+``{"pack": {...}}``, ``{"transfer": {"result", "text"}}`` or ``{"error": {"type", "title", "message", "refused"}}``.
 """
 
 from __future__ import annotations
@@ -62,10 +63,12 @@ class DirectCalls:
             request = json.loads(body) if body is not None else None
         except (ValueError, RecursionError):  # RecursionError: nested past Python's stack, long before 4 MB
             request = None
-        if not isinstance(request, dict) or not (isinstance(request.get("tool"), str) or "pack" in request) \
+        if not isinstance(request, dict) or not (isinstance(request.get("tool"), str) or "pack" in request
+                                                 or isinstance(request.get("transfer"), str)) \
                 or _depth(request) > _MAX_DEPTH:
-            exc = InvalidArgument('Send {"tool": NAME, "arguments": {...}} or {"pack": {...}, "workspace": NAME} '
-                                  f"as JSON (at most 4 MB, nested at most {_MAX_DEPTH} levels).")
+            exc = InvalidArgument('Send {"tool": NAME, "arguments": {...}}, {"pack": {...}, "workspace": NAME} or '
+                                  '{"transfer": "export" or "import", "arguments": {...}} as JSON (at most 4 MB, '
+                                  f"nested at most {_MAX_DEPTH} levels).")
             await _send_json(send, 400, error_document(exc))
             return
         await send({"type": "http.response.start", "status": 200,
@@ -104,7 +107,7 @@ class DirectCalls:
             await events.send(answer)
 
     def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        logger.info("direct call of %s", request.get("tool") or "a context pack")
+        logger.info("direct call of %s", _called(request))
         try:
             if "pack" in request:
                 pack = self.engine.context_pack(request["pack"], workspace=str(request.get("workspace") or ""))
@@ -112,15 +115,25 @@ class DirectCalls:
             arguments = request.get("arguments") or {}
             if not isinstance(arguments, dict):
                 raise InvalidArgument("'arguments' must be a JSON object.")
+            if isinstance(request.get("transfer"), str):
+                moved = self.engine.transfer(request["transfer"], arguments)
+                return {"transfer": {"result": moved.model_dump(mode="json"), "text": moved.summary()}}
             out = self.engine.call(request["tool"], arguments)
             return {"output": {"tool": out.tool, "workspace": out.workspace,
                                "result": out.result.model_dump(mode="json"), "text": out.text}}
         except EngramError as exc:
             return error_document(exc)
         except Exception:  # top level of a request: a bug, not bad input; the details stay in the log
-            logger.exception("direct call of %s failed unexpectedly", request.get("tool") or "a context pack")
+            logger.exception("direct call of %s failed unexpectedly", _called(request))
             return error_document(EngramError("The call failed unexpectedly; the details are in Engram's log.",
                                               title="Internal error"))
+
+
+def _called(request: dict[str, Any]) -> str:
+    """What a direct call asks for, in the service's log."""
+    if isinstance(request.get("tool"), str):
+        return str(request["tool"])
+    return str(request["transfer"]) if isinstance(request.get("transfer"), str) else "a context pack"
 
 
 def _offer(events: MemoryObjectSendStream[dict[str, Any]], line: dict[str, Any]) -> None:

@@ -76,6 +76,11 @@ class ServiceClient:
         pack: dict[str, Any] = self._post({"pack": request, "workspace": workspace}, None)["pack"]
         return pack
 
+    def transfer(self, action: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """An export or import run by the service (see ``Engine.transfer``): ``{"result": {...}, "text": "..."}``."""
+        answer: dict[str, Any] = self._post({"transfer": action, "arguments": arguments}, None)["transfer"]
+        return answer
+
     def _post(self, body: dict[str, Any], progress: Callable[[IngestProgress], None] | None) -> dict[str, Any]:
         try:
             with self._http.stream("POST", self.info.base_url + DIRECT_PATH, json=body) as reply:

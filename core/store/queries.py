@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
+
+import pyarrow as pa
 
 from . import filters as sql
 from .derived import Derived
@@ -19,6 +21,9 @@ from .rows import Edge, IndexInfo, Row
 from .schema import EXCLUDED_KIND
 
 _EDGE_COLUMNS = ["src", "dst", "relation", "weight"]
+#: The tables an export carries whole (digests are derived from the memories and rebuilt), each with its key.
+Table = Literal["memories", "sources", "facts", "edges"]
+TABLE_KEYS: dict[str, str] = {"memories": "id", "sources": "source", "facts": "id", "edges": "id"}
 
 
 def _edges(rows: list[Row]) -> list[Edge]:
@@ -51,6 +56,9 @@ class Queries:
         raise NotImplementedError
 
     def _indexes(self, table: Any) -> list[Any]:
+        raise NotImplementedError
+
+    def _arrow(self, table: Any, where: str | None) -> pa.Table:
         raise NotImplementedError
 
     # ---------------------------------------------------------------- counts and versions
@@ -246,6 +254,20 @@ class Queries:
         if columns is not None and "id" not in columns:
             columns = ["id", *columns]
         return {r["id"]: r for r in self._scan(self._digests, sql.in_list("id", ids), columns)}
+
+
+    # ---------------------------------------------------------------- whole tables (export and import)
+
+    def table_data(self, table: Table, *, project: str | None = None) -> pa.Table:
+        """Every row of ``table`` (of ``project``; edges have none and are always whole) with every column, the
+        vectors too, as Arrow in storage order: what an export writes. Forgotten files' source rows are included."""
+        where = _in_project(project) if table != "edges" else None
+        return self._arrow(getattr(self, "_" + table), where)
+
+    def table_keys(self, table: Table) -> set[str]:
+        """The keys (``TABLE_KEYS``: ids, or a source's name) of every row of ``table``: what an import skips."""
+        key = TABLE_KEYS[table]
+        return {str(r[key]) for r in self._scan(getattr(self, "_" + table), None, [key])}
 
 
 _NOT_EXCLUDED = f"kind != {sql.quote(EXCLUDED_KIND)}"

@@ -151,6 +151,15 @@ class WorkspaceStore(Queries):
 
         return self._rows(query)
 
+    def _arrow(self, table: Any, where: str | None) -> pa.Table:
+        """Every row of ``table`` matching ``where``, every column, as Arrow (times as stored)."""
+        self.reachable("reading")
+        try:
+            built = table.search()
+            return built.where(where).limit(None).to_arrow() if where else built.limit(None).to_arrow()
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise self.failure(exc, "reading") from exc
+
     def _count(self, table: Any, where: str | None = None) -> int:
         self.reachable("counting rows in")
         try:
