@@ -26,14 +26,14 @@ import unicodedata
 from collections.abc import Callable
 
 #: Word → replacement (lower case). Entries are single words or short phrases whose replacement fits wherever
-#: the word does in conversation; ambiguous words (``like``, ``just``, ``kind``, ``job``) are left out.
+#: the word does in conversation; ambiguous words (``like``, ``enjoy``, ``just``, ``kind``, ``job``) are left out.
 SYNONYMS: dict[str, str] = {
     "great": "awesome", "really": "truly", "happy": "glad", "think": "believe", "amazing": "incredible",
     "awesome": "fantastic", "wonderful": "lovely", "big": "large", "small": "little", "very": "really",
     "glad": "happy", "love": "adore", "hard": "tough", "difficult": "challenging", "beautiful": "gorgeous",
     "nice": "lovely", "thanks": "thank you", "interesting": "fascinating", "definitely": "certainly",
     "maybe": "perhaps", "excited": "thrilled", "sad": "unhappy", "tired": "exhausted", "friend": "pal",
-    "friends": "pals", "kids": "children", "mom": "mother", "dad": "father", "cool": "neat", "enjoy": "like",
+    "friends": "pals", "kids": "children", "mom": "mother", "dad": "father", "cool": "neat",
     "important": "significant", "idea": "thought", "lots": "plenty", "quickly": "fast", "soon": "shortly",
     "often": "frequently", "absolutely": "totally", "totally": "completely", "super": "really",
     "incredible": "amazing", "fantastic": "terrific", "guess": "suppose", "hey": "hi", "hello": "hi",
@@ -59,7 +59,7 @@ _SPACE = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _I_FORM = re.compile(r"^I(?:['’]\w+)?$")
-_SUBORDINATE_LEAD = re.compile(r"^(If|When|Because|Since|Although|Though|While|Once|After|Before) ([^,]+), ([^,]+)$")
+_SUBORDINATE_LEAD = re.compile(r"^(If|When|Because|Although|Though|While|Once|After|Before) ([^,]+), ([^,]+)$")
 _SUBORDINATE_TAIL = re.compile(r"^([^,]+?) (because|if|when) ([^,]+)$")
 _BUT = re.compile(r"^([^,]+), but ([^,]+)$")
 _AND = re.compile(r"^([^,]+), and ([^,]+)$")
@@ -69,6 +69,26 @@ _SUBJECTS = frozenset({
     "he", "he's", "she", "she's", "they", "they're", "they've", "it", "it's", "that", "that's", "this", "my",
     "our", "your", "his", "her", "their", "there", "there's",
 })
+
+#: Words in a second clause that point back at the first (``…, and it was fun``, ``…, and she does too``) or
+#: order it after the first (``then``): such ``A, and B`` clauses are not swapped.
+_ANAPHORA = re.compile(
+    r"\b(it|its|it's|that|this|these|those|they|them|their|he|she|him|her|his|too|also|either|so|then|does|did|do|"
+    r"one|there|and|but)\b", re.IGNORECASE)
+#: Past-tense marks: ``A, and B`` told in the past is often a sequence (``I did A, and then B``) and is not swapped.
+_PAST = re.compile(r"\b(\w+ed|was|were|got|went|had|did|took|made|saw|came|felt|found|told|said|left)\b", re.IGNORECASE)
+#: Words that bind the ``because/if/when`` clause after them (``even when``, ``only if``; verbs taking it as their
+#: object: ``I love when``, ``I wonder if``): that clause cannot move.
+_BOUND_TO_NEXT = frozenset({
+    "even", "only", "just", "except", "like", "as", "and", "but", "or", "not", "back", "right", "especially", "since",
+    "until", "love", "loved", "hate", "know", "knew", "remember", "wonder", "wondering", "see", "ask", "asked", "mean",
+    "tell", "imagine", "understand", "notice", "recall", "forget", "sure", "check", "decide", "figure", "out", "about",
+    "is", "was", "it's", "that's", "from", "for", "to", "of", "at", "in", "on", "moments", "times", "time", "days",
+})
+#: Words a main clause opens on when a trailing ``because/if/when`` clause may move before it: a subject
+#: pronoun (not ``there``/``that``, which often open a clause the ``when`` belongs to) or an imperative ``let``.
+_TAIL_MAIN = (_SUBJECTS - {"there", "there's", "that", "that's", "this"}) | {"let"}
+_ASIDE = re.compile(r"\s[-–—]|[-–—]\s|[;:()\"“”]")
 
 Rule = Callable[[str, random.Random], "str | None"]
 
@@ -117,9 +137,11 @@ def _words(clause: str) -> int:
 
 def _reorder_sentence(body: str, whole: str) -> str | None:
     """One sentence (without its end mark) with two clauses reordered, or ``None`` when no safe pattern fits."""
+    if _ASIDE.search(body):  # a dash, colon or bracket: the clauses are not plain
+        return None
     if found := _SUBORDINATE_LEAD.match(body):
         word, first, second = found.groups()
-        if _words(first) >= 2 and _words(second) >= 2:
+        if _words(first) >= 2 and _words(second) >= 2 and not re.search(r"\b(and|but|or)\b", second):
             return f"{_capitalise(second)} {word.lower()} {_decapitalise(first, whole)}"
     if found := _BUT.match(body):
         first, second = found.groups()
@@ -127,12 +149,15 @@ def _reorder_sentence(body: str, whole: str) -> str | None:
             return f"{_capitalise(second)}, although {_decapitalise(first, whole)}"
     if found := _AND.match(body):
         first, second = found.groups()
-        if (_words(first) >= 3 and _words(second) >= 3 and _first_word(second) in _SUBJECTS
-                and not re.search(r"\b(then|and|but)\b", second, re.IGNORECASE)):
+        if (_words(first) >= 3 and _words(second) >= 3 and _first_word(first) in _SUBJECTS
+                and _first_word(second) in _SUBJECTS and not _ANAPHORA.search(second)
+                and not _PAST.search(body)):
             return f"{_capitalise(second)}, and {_decapitalise(first, whole)}"
     if found := _SUBORDINATE_TAIL.match(body):
         first, word, second = found.groups()
-        if _words(first) >= 2 and _words(second) >= 2 and " " + word + " " not in second:
+        if (_words(first) >= 2 and _words(second) >= 2 and _first_word(first) in _TAIL_MAIN
+                and first.split()[-1].lower() not in _BOUND_TO_NEXT
+                and not re.search(rf"\b({word}|but)\b", second, re.IGNORECASE)):
             return f"{_capitalise(word)} {second}, {_decapitalise(first, whole)}"
     return None
 

@@ -192,7 +192,8 @@ def report(conversations: Sequence[Conversation], seconds: float, chosen: str) -
         a, b = c.turns[i], c.turns[j]
         lines.append(f"| {sim:.4f} | {c.sample} | {a.dia_id} / {b.dia_id} | {_clip(a.content())} | "
                      f"{_clip(b.content())} |")
-    lows = sorted((float(s), c, i) for c in conversations for i, s in enumerate(c.paraphrase_sim))[:5]
+    lows = sorted(((float(s), c, i) for c in conversations for i, s in enumerate(c.paraphrase_sim)),
+                  key=lambda low: low[0])[:5]
     lines += ["", "Least similar paraphrases:", "", "| cos | turn | paraphrase |", "|---|---|---|"]
     lines += [f"| {s:.4f} | {_clip(c.turns[i].content(), 80)} | {_clip(c.paraphrases[i], 80)} |" for s, c, i in lows]
     return "\n".join(lines)
@@ -203,13 +204,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="LoCoMo JSON (a list of samples)")
     parser.add_argument("--samples", type=int, default=0, help="a seeded subset of this many samples (0: all)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--threads", type=int, default=2, help="CPU threads for the embedder")
+    parser.add_argument("--threads", type=int, default=1, help=(
+        "CPU threads for the embedder (1 is ~10x faster than 2 on 2 busy cores: llama.cpp threads spin-wait)"))
     args = parser.parse_args(argv)
     samples = json.loads(args.data.read_text(encoding="utf-8"))
     chosen = f"all {len(samples)} samples"
     if 0 < args.samples < len(samples):
+        chosen = f"a seeded subset of {args.samples} of {len(samples)} samples"
         samples = random.Random(args.seed).sample(samples, args.samples)
-        chosen = f"{args.samples} of them, seed {args.seed}"
     settings = Settings()
     settings.embed.threads = args.threads
     engine = engine_at(Run().workspace("paraphrase-threshold"), settings)
