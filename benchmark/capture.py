@@ -132,7 +132,9 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, embedder: Any) 
             kept = str(counted[memory_id]["dst"]) if memory_id in counted else memory_id
             by_turn.setdefault(kept, set()).add(dia)
         out["hook"] = _evidence_rows(engine, questions, by_turn)
-        out["captured"] = engine.store().count_memories()
+        kept_rows = engine.store().memories_by_ids(list(ids), ["id"])
+        out["captured"] = len(kept_rows) + len(counted)  # every turn, stored or counted on an earlier one
+        out["rows"] = engine.store().count_memories()
         out["hook_in_process_s"] = hook_s
         out["capture_s"] = capture_s
         lock.release()
@@ -172,6 +174,7 @@ def summarize(samples: list[dict[str, Any]], processes: list[float]) -> dict[str
     capture_s = sum(s["capture_s"] for s in samples)
     store, hook = _recall(store_rows), _recall(hook_rows)
     return {"turns": turns_total, "questions": len(store_rows), "captured": sum(s["captured"] for s in samples),
+            "rows": sum(s["rows"] for s in samples),
             "store_path": store, "hook_path": hook,
             "all@10_difference": round(hook["all@10"] - store["all@10"], 3),
             "hook_process": _ms(processes), "hook_in_process": _ms([t for s in samples for t in s["hook_in_process_s"]]),
@@ -183,7 +186,8 @@ def summarize(samples: list[dict[str, Any]], processes: list[float]) -> dict[str
 def summary(envelope: dict[str, Any]) -> str:
     s = envelope["result"]["summary"]
     lines = [f"# Capture through the hook path — {envelope['result']['data']}{' (quick)' if envelope['quick'] else ''}",
-             "", f"{s['turns']:,} turns ({s['captured']:,} captured), {s['questions']:,} questions of categories 1–4; "
+             "", f"{s['turns']:,} turns ({s['captured']:,} captured, kept as {s['rows']:,} memories: "
+             "repeated turns are counted on the first), {s['questions']:,} questions of categories 1–4; "
              "hybrid search.", "", "| path | all@5 | all@10 | all@20 | any@10 |", "|---|---|---|---|---|"]
     for name, key in (("store, one call per turn", "store_path"), ("Claude Code transcript + Stop hook", "hook_path")):
         r = s[key]

@@ -91,7 +91,7 @@ def kills_during_ingest(folder: Path, kills: int, files: int, seed: int) -> dict
     seconds = time.perf_counter() - started
 
     paths = Paths(folder / "data", folder / "config", folder / "logs")
-    with Engine(paths, Settings(), embedder=HashingEmbedder()) as engine:
+    with Engine(paths, UNIQUE_NOTES, embedder=HashingEmbedder()) as engine:
         store = engine.store()
         memories = inspection.rows(store, "memories", None, ["id", "source", "kind", "content"])
         ids = [m["id"] for m in memories]
@@ -215,7 +215,7 @@ def two_machines_storing(folder: Path, endpoint: str, uri: str, notes: int) -> d
     environ = {"AWS_ACCESS_KEY_ID": OPEN_KEY[0], "AWS_SECRET_ACCESS_KEY": OPEN_KEY[1]}
     for tag in ("alpha", "beta"):  # each machine, opened again
         base = folder / tag
-        with Engine(Paths(base / "data", base / "config", base / "logs"), Settings(), embedder=HashingEmbedder(),
+        with Engine(Paths(base / "data", base / "config", base / "logs"), UNIQUE_NOTES, embedder=HashingEmbedder(),
                     environ=environ) as engine:
             store = engine.store("team")
             seen = Counter(r["content"] for r in inspection.rows(store, "memories", None, ["content"]))
@@ -232,6 +232,10 @@ def two_machines_storing(folder: Path, endpoint: str, uri: str, notes: int) -> d
             "views": views}
 
 
+#: The suite's notes are unique by construction and alike but for a number: only exact duplicates are looked for.
+UNIQUE_NOTES = Settings.model_validate({"upkeep": {"duplicates": "exact"}})
+
+
 def start_service(folder: Path, model_file: Path | None = None) -> tuple[subprocess.Popen[bytes], Paths, dict[str, str]]:
     """A headless ``engram service`` on ``folder``'s data, config and log folders, announced and answering.
 
@@ -246,7 +250,10 @@ def start_service(folder: Path, model_file: Path | None = None) -> tuple[subproc
         shutil.copy(model_file, paths.data_dir / "models" / model_file.name)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")},
            "ENGRAM_DATA_DIR": str(paths.data_dir), "ENGRAM_CONFIG_DIR": str(paths.config_dir),
-           "ENGRAM_LOG_DIR": str(paths.log_dir), "ENGRAM_EMBED_THREADS": "2"}
+           "ENGRAM_LOG_DIR": str(paths.log_dir), "ENGRAM_EMBED_THREADS": "2",
+           # The editors' notes differ by a marker alone, unique by construction: counted as near duplicates of one
+           # another they would leave no text to check each acknowledged store by (what this suite measures).
+           "ENGRAM_UPKEEP_DUPLICATES": "exact"}
     proc = subprocess.Popen([sys.executable, "-m", "engram.app", "service"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60

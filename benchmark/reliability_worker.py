@@ -19,7 +19,8 @@ from standins.embedder import HashingEmbedder
 
 def main(data: str, folder: str, note: str) -> None:
     root = Path(data)
-    settings = Settings.model_validate({"ingest": {"allowed_roots": [folder]}, "store": {"maintenance_writes": 4}})
+    settings = Settings.model_validate({"ingest": {"allowed_roots": [folder]}, "store": {"maintenance_writes": 4},
+                                        "upkeep": {"duplicates": "exact"}})  # the notes differ by a number alone
     with Engine(Paths(root / "data", root / "config", root / "logs"), settings, embedder=HashingEmbedder()) as engine:
         stored = engine.call("store", {"content": note, "kind": "exchange"}).result
         print(f"stored {stored.id}", flush=True)

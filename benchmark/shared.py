@@ -54,7 +54,8 @@ def _queries(corpus: Corpus) -> list[str]:
 
 def _engine(run: Run, arm: str, endpoint: str | None, embedder: Any, consistency: float) -> Engine:
     folder = run.workspace("shared-" + arm.replace(" ", "").replace("+", "-"))
-    settings = Settings.model_validate({"store": {"shared_read_consistency_sec": consistency}})
+    settings = Settings.model_validate({"store": {"shared_read_consistency_sec": consistency},
+                                        "upkeep": {"duplicates": "exact"}})  # its notes differ by a number alone
     if endpoint is None:
         return engine_at(folder, settings, embedder=embedder)
     settings.ingest.allowed_roots = [*settings.ingest.allowed_roots, str(folder.parent.resolve())]

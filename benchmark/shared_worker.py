@@ -23,7 +23,9 @@ def main(data_dir: str, endpoint: str, uri: str, tag: str, count: int) -> None:
     base = Path(data_dir)
     environ = {"AWS_ACCESS_KEY_ID": OPEN_KEY[0], "AWS_SECRET_ACCESS_KEY": OPEN_KEY[1]}
     stored, errors = 0, []
-    with Engine(Paths(base / "data", base / "config", base / "logs"), Settings(), embedder=HashingEmbedder(),
+    # The notes differ by their numbers alone: only exact duplicates are looked for (each must arrive once).
+    unique = Settings.model_validate({"upkeep": {"duplicates": "exact"}})
+    with Engine(Paths(base / "data", base / "config", base / "logs"), unique, embedder=HashingEmbedder(),
                 environ=environ) as engine:
         engine.add_shared_workspace("team", BucketLocation.parse(uri, endpoint=endpoint))
         for i in range(count):

@@ -105,6 +105,7 @@ def test_capture_suite_quick_captures_a_conversation_through_the_hook_path(tmp_p
     folder, envelope = run_suite(tmp_path, cache, "capture", "--data", str(LOCOMO_MINI))
     summary = envelope["result"]["summary"]
     assert summary["turns"] == summary["captured"] == 48, "every turn captured once"
+    assert summary["rows"] <= 24 + 3, "the replies repeated word for word in every session are kept once"
     assert summary["questions"] == 6 and summary["hook_process"]["n"] == 5
     assert abs(summary["all@10_difference"]) <= 1 / 6 and summary["turns_per_second"] > 0
     assert "Claude Code transcript + Stop hook" in (folder / "summary.md").read_text()

@@ -24,6 +24,13 @@ from .test_mcp_processes import stdio
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
+@pytest.fixture
+def env(env: dict[str, str]) -> dict[str, str]:
+    """The service's environment, looking for exact duplicates only: the editors' notes are unique by construction
+    but for a marker, and counted as near duplicates of one another they would leave no note to read back."""
+    return {**env, "ENGRAM_UPKEEP_DUPLICATES": "exact"}
+
+
 def test_kills_during_ingest_lose_nothing_and_duplicate_nothing(tmp_path: Path) -> None:
     """The scenario of `python -m benchmark reliability` (20 kills of 96 files there), at a test's size."""
     report = kills_during_ingest(tmp_path, kills=6, files=32, seed=20261130)

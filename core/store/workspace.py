@@ -8,8 +8,10 @@ commit that loses a race with another machine's is tried again.
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -58,6 +60,8 @@ class WorkspaceStore(Queries):
         self.location = location
         #: Until when (monotonic) a shared workspace counts as unreachable, and the failure that found it so.
         self._unreachable: tuple[float, Exception] | None = None
+        #: Set (per thread) while reads check a write that has not been made yet (``reads_before_write``).
+        self._checking_write = threading.local()
         self.dimensions = dimensions
         self._db = db
         # The LanceDB tables: private to the store (``Queries`` names every read of them).
@@ -78,6 +82,17 @@ class WorkspaceStore(Queries):
         """Where the workspace lives, in one line: its folder, or its bucket location."""
         return self.location.describe() if self.location else str(self.folder)
 
+    @contextmanager
+    def reads_before_write(self) -> Iterator[None]:
+        """Reads made inside are a write's checks (is this text already stored? do these ids exist?): a failure
+        among them says, as a failed write does, that nothing was written."""
+        outer = getattr(self._checking_write, "on", False)
+        self._checking_write.on = True
+        try:
+            yield
+        finally:
+            self._checking_write.on = outer
+
     def failure(self, exc: Exception, doing: str, *, write: bool = False) -> EngramError:
         """The error to raise for a library failure while ``doing`` something to this workspace: a typed bucket
         error when a shared workspace's storage failed, else a store error pointing at Engram's log.
@@ -85,6 +100,7 @@ class WorkspaceStore(Queries):
         A shared workspace whose storage cannot be reached is held as such for ``UNREACHABLE_HOLD_SEC``: calls in
         that time fail at once (``reachable``) instead of each waiting for the network to fail again.
         """
+        write = write or getattr(self._checking_write, "on", False)
         if self.location is not None:
             found = bucket_failure(exc, self.name, self.location, doing, write=write)
             if found is not None:  # an expected condition, said in full by the error: the library's text is detail
@@ -109,6 +125,7 @@ class WorkspaceStore(Queries):
         held = self._unreachable
         if held is None or self.location is None:
             return
+        write = write or getattr(self._checking_write, "on", False)
         if time.monotonic() >= held[0]:
             self._unreachable = None
             return

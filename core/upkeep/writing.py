@@ -55,7 +55,8 @@ def checked_supersedes(store: WorkspaceStore, workspace: str, ids: Sequence[str]
                               f"{MAX_SUPERSEDES} ids. Nothing was stored.")
     if not wanted:
         return []
-    found = store.memories_by_ids(wanted, ["id", "kind", "valid_to", "superseded_by"])
+    with store.reads_before_write():
+        found = store.memories_by_ids(wanted, ["id", "kind", "valid_to", "superseded_by"])
     missing = [i for i in wanted if i not in found]
     if missing:
         raise NotFound(f"'supersedes' names no memory with id {', '.join(missing)} in workspace '{workspace}'. "
@@ -82,8 +83,9 @@ def write_memory(store: WorkspaceStore, upkeep: UpkeepSettings, row: Mapping[str
         StoreError: the workspace cannot be read or written.
     """
     key = dedup_key(row["kind"], row["project"], row["content"])
-    found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
-                           mode=upkeep.duplicates, threshold=upkeep.near_threshold)
+    with store.reads_before_write():
+        found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
+                               mode=upkeep.duplicates, threshold=upkeep.near_threshold)
     if found is not None and found.id in supersedes:
         found = None  # a new version as it was: written as a memory of its own, superseding the old
     if found is None:
@@ -151,8 +153,9 @@ def write_new_memories(store: WorkspaceStore, upkeep: UpkeepSettings, rows: Sequ
             new_edges += on_duplicate(row, twin["id"])
             written.append(Written(twin["id"], duplicate_of=twin["id"], merged="exact", seen=twin["seen_count"]))
             continue
-        found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
-                               mode=upkeep.duplicates, threshold=upkeep.near_threshold)
+        with store.reads_before_write():
+            found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
+                                   mode=upkeep.duplicates, threshold=upkeep.near_threshold)
         if found is not None:
             seen, _ = merge_into(store, found, row, key, now=now)
             new_edges += on_duplicate(row, found.id)
