@@ -24,7 +24,17 @@ from engram.core.privacy import private_from_now_on
 from engram.core.settings_file import env_name, load_settings
 from engram.core.tools.caller_paths import resolve_caller_paths
 
-from . import cli_capture, cli_chat, cli_config, cli_mcp, cli_models, cli_recall, cli_transfer, cli_workspace
+from . import (
+    cli_capture,
+    cli_chat,
+    cli_config,
+    cli_forget,
+    cli_mcp,
+    cli_models,
+    cli_recall,
+    cli_transfer,
+    cli_workspace,
+)
 from .cli_calls import LocalCalls, open_calls
 from .cli_tools import COMMANDS, FACT_COMMAND, add_tool_arguments, tool_arguments, tool_summary
 from .progress import ProgressPrinter
@@ -84,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_workspace.add_parser(sub)
     cli_capture.add_parser(sub)
     cli_transfer.add_parsers(sub)
+    cli_forget.add_parser(sub)
     hook = sub.add_parser("hook", help="What an editor's hooks run (the Claude Code plugin of `engram setup`)",
                           description="Reads the editor's hook input (JSON) on standard input, leaves the session's "
                                       "capture to the service and, at a session's start, prints its brief. It always "
@@ -155,6 +166,8 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
             return cli_capture.run(args, paths, settings)
         if args.command in cli_transfer.COMMANDS:
             return cli_transfer.run(args, paths, settings, env)  # in the service when one runs, as tool calls are
+        if args.command in cli_forget.COMMANDS:
+            return cli_forget.run(args, paths, settings, env)  # in the service when one runs, as tool calls are
         if args.command in cli_chat.COMMANDS:
             return cli_chat.run(args, paths, settings)  # the chat model is loaded in this process
         with open_calls(paths, settings, env) as calls:

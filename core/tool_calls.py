@@ -29,6 +29,7 @@ from .tools.results import (
     FactChange,
     FactList,
     FileChunks,
+    Forgotten,
     GraphScope,
     IngestResult,
     MemoryList,
@@ -185,6 +186,15 @@ class ToolCalls:
         """Delete memories by id, or forget an ingested file or text, kept out of later ingests unless
         ``keep_out`` is false (raises as ``Engine.call``)."""
         return self._run("delete", Deleted, ids=ids, source=source, keep_out=keep_out, workspace=workspace)
+
+    def forget(self, *, query: str | None = None, limit: int = 50, project: str | None = None,
+               source: str | None = None, kind: Literal["note", "exchange", "chunk", "content"] | None = None,
+               since: datetime | None = None, until: datetime | None = None, confirm: bool = False,
+               workspace: str = "") -> ToolOutput[Forgotten]:
+        """Forget the memories matching every given filter, or (without ``confirm``) say which would go (raises as
+        ``Engine.call``)."""
+        return self._run("forget", Forgotten, query=query, limit=limit, project=project, source=source, kind=kind,
+                         since=since, until=until, confirm=confirm, workspace=workspace)
 
     def kg_edit(self, action: Literal["add", "end"], *, subject: str | None = None, predicate: str | None = None,
                 object: str | None = None, project: str = DEFAULT_PROJECT, valid_from: datetime | None = None,

@@ -17,6 +17,8 @@ from engram.core.tools.results import (
     FactChange,
     FactList,
     FileChunks,
+    ForgetItem,
+    Forgotten,
     GraphScope,
     IngestResult,
     Memory,
@@ -184,6 +186,24 @@ def test_write_formats() -> None:
         formats.format_ingest(ingest, 4000),
     ])
     check("writes", text)
+
+
+def test_forget_formats() -> None:
+    listed = [ForgetItem(id=f"{i:012x}", kind="note", project="web", title=f"Note number {i} about the staging server",
+                         created_at=T1) for i in range(3)]
+    preview = Forgotten(workspace="default", dry_run=True, count=15, memories=5, by_kind={"chunk": 10, "note": 5},
+                        by_project={"web": 14, "ops": 1}, listed=listed, files=["docs/old.md"], file_chunks=[10],
+                        kept_out=1)
+    text = "\n".join([
+        formats.format_forgotten(preview, 4000),
+        formats.format_forgotten(preview.model_copy(update={"dry_run": False}), 4000),
+        formats.format_forgotten(Forgotten(workspace="default", dry_run=True), 4000),
+        formats.format_forgotten(Forgotten(workspace="default", dry_run=False), 4000),
+        formats.format_forgotten(Forgotten(workspace="default", dry_run=True, count=1, memories=1,
+                                           by_kind={"exchange": 1}, by_project={"general": 1}, listed=[
+                                               listed[0].model_copy(update={"kind": "exchange"})]), 4000),
+    ])
+    check("forget", text)
 
 
 @pytest.mark.parametrize("budget", [1200, 1201, 3333, 12000])

@@ -22,7 +22,7 @@ READS = {"search", "get_memory", "neighbors", "file_chunks", "file_summary", "li
 async def test_every_engine_tool_is_listed_with_its_schema_and_hints(engine: Engine) -> None:
     async with Client(build_server(EngineBackend(engine))) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(listed) == set(TOOLS) and len(listed) == 17
+    assert set(listed) == set(TOOLS) and len(listed) == 18
     for name, tool in listed.items():
         assert tool.input_schema == input_schema(name)
         assert set(tool.input_schema["properties"]) == set(call_model(name).model_fields)
@@ -30,6 +30,7 @@ async def test_every_engine_tool_is_listed_with_its_schema_and_hints(engine: Eng
         assert tool.annotations.read_only_hint is (name in READS)
         assert tool.description and len(tool.description) < 160
     assert listed["delete"].annotations.destructive_hint is True
+    assert listed["forget"].annotations.destructive_hint is True
     assert listed["kg_edit"].annotations.destructive_hint is True
     assert listed["store"].annotations.destructive_hint is False
     assert listed["search"].annotations.idempotent_hint is True

@@ -94,9 +94,10 @@ class Queries:
     # ---------------------------------------------------------------- memories
 
     def memories(self, columns: Sequence[str], *, project: str | None = None,
-                 kinds: Sequence[str] = ()) -> list[Row]:
-        """``columns`` of every memory (of ``project``, of ``kinds`` when given), unordered."""
+                 kinds: Sequence[str] = (), sources: Sequence[str] = ()) -> list[Row]:
+        """``columns`` of every memory (of ``project``, of ``kinds``, of ``sources`` when given), unordered."""
         return self._scan(self._memories, sql.all_of(sql.in_list("kind", kinds) if kinds else None,
+                                                      sql.in_list("source", sources) if sources else None,
                                                       _in_project(project)), columns)
 
     def memories_by_ids(self, ids: Iterable[str], columns: Sequence[str] | None = None) -> dict[str, Row]:

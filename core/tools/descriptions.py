@@ -22,6 +22,8 @@ DESCRIPTIONS: dict[str, str] = {
     "wake_up": "At the start of a session: recent notes and current facts, briefly.",
     "store": "Remember a note or a conversation exchange (decision, preference, todo…).",
     "delete": "Delete memories by id, or forget an ingested file or text with its chunks.",
+    "forget": "Forget many memories at once by query, project, source (a glob too), kind or dates; lists what "
+              "would go unless confirm=true.",
     "kg_edit": "Add a fact, or end one by id (it stays in history).",
     "ingest_content": "Index a text under a title; the same title again replaces it.",
     "ingest_path": "Index or re-sync a folder or file on this computer; unchanged files are skipped.",

@@ -6,7 +6,7 @@ pinned by golden-file tests. Every formatter respects ``max_chars`` and says wha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from .render import Block, query_terms, render_blocks
@@ -17,6 +17,7 @@ from .results import (
     FactChange,
     FactList,
     FileChunks,
+    Forgotten,
     GraphScope,
     IngestResult,
     Memory,
@@ -270,6 +271,43 @@ def format_deleted(d: Deleted, max_chars: int) -> str:
         return f"forgot {d.source} and its {d.chunks} chunks in {d.workspace}{kept}"[:max_chars]
     noun = "memory" if len(d.ids) == 1 else "memories"
     return f"deleted {len(d.ids)} {noun} in {d.workspace}: {', '.join(d.ids)}"[:max_chars]
+
+
+def _counted(counts: Mapping[str, int], nouns: Mapping[str, tuple[str, str]] | None = None) -> str:
+    def named(key: str, n: int) -> str:
+        one, many = (nouns or {}).get(key, (key, key))
+        return f"{n:,} {one if n == 1 else many}"
+
+    if nouns is None:  # names (projects): the name first
+        return ", ".join(f"{k} {n:,}" for k, n in counts.items())
+    return ", ".join(named(k, n) for k, n in counts.items())
+
+
+_KIND_NOUNS = {"note": ("note", "notes"), "exchange": ("exchange", "exchanges"),
+               "chunk": ("file chunk", "file chunks"), "content": ("text chunk", "text chunks")}
+
+
+def format_forgotten(f: Forgotten, max_chars: int) -> str:
+    if not f.count:
+        return (f"Nothing in {f.workspace} matches these filters; nothing was forgotten." if not f.dry_run else
+                f"Nothing in {f.workspace} matches these filters: forget would take nothing.")
+    noun = "memory" if f.count == 1 else "memories"
+    head = (f"Would forget {f.count:,} {noun} in {f.workspace}: "
+            if f.dry_run else f"Forgot {f.count:,} {noun} in {f.workspace}: ")
+    lines = [head + _counted(f.by_kind, _KIND_NOUNS) + "; by project: " + _counted(f.by_project) + "."]
+    if f.files:
+        kept = " (kept out of later ingests of their folder)" if f.kept_out else ""
+        whole = ", ".join(f"{name} ({n:,} chunks)" for name, n in zip(f.files, f.file_chunks, strict=True))
+        lines.append(f"{'Files and texts going whole' if f.dry_run else 'Files and texts forgotten whole'}{kept}: "
+                     f"{whole}")
+    if f.dry_run:
+        for item in f.listed:
+            when = f"{item.created_at:%Y-%m-%d}" if item.created_at else "undated"
+            lines.append(f"  {item.id} · {item.project} · {item.kind} · {when} · {item.title}")
+        if f.memories > len(f.listed):
+            lines.append(f"  … and {f.memories - len(f.listed):,} more notes and exchanges")
+        lines.append("Call forget again with the same filters and confirm=true to forget them.")
+    return _limit_lines(lines, max_chars, "lines")
 
 
 def format_fact_change(c: FactChange, max_chars: int) -> str:

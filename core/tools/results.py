@@ -211,6 +211,31 @@ class Deleted(BaseModel):
     kept_out: bool = False  # a forgotten file: later ingests of its folder leave it out
 
 
+class ForgetItem(BaseModel):
+    """One note or exchange a ``forget`` takes (or would take)."""
+
+    id: str
+    kind: str
+    project: str
+    title: str
+    created_at: datetime | None = None
+
+
+class Forgotten(BaseModel):
+    """What a ``forget`` took, or (``dry_run``) would take."""
+
+    workspace: str
+    dry_run: bool
+    count: int = 0  # memories in all: notes, exchanges and the chunks of the files that go whole
+    memories: int = 0  # notes and exchanges
+    by_kind: dict[str, int] = Field(default_factory=dict)
+    by_project: dict[str, int] = Field(default_factory=dict)
+    listed: list[ForgetItem] = Field(default_factory=list)  # the first notes and exchanges, oldest first
+    files: list[str] = Field(default_factory=list)  # sources going whole, as list_sources names them
+    file_chunks: list[int] = Field(default_factory=list)  # each one's chunks
+    kept_out: int = 0  # of ``files``, the ingested files kept out of later ingests of their folder
+
+
 class FactChange(BaseModel):
     action: str
     fact: Fact

@@ -1,0 +1,191 @@
+"""Bulk forgetting: filters combined, a preview that changes nothing, files forgotten whole and kept out."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from engram.app import cli_forget
+from engram.app.cli_calls import LocalCalls
+from engram.core import Engine
+from engram.core.errors import InvalidArgument
+from engram.core.store import inspection
+from tests.conftest import cli_in_process, write_tree
+
+NOTES = {
+    "web": ["The staging server runs on port 8080 behind nginx",
+            "Deploy previews expire after fourteen days",
+            "Our CSS uses a utility first approach with no preprocessor"],
+    "billing": ["Invoices are generated on the first of every month",
+                "The staging server for billing lives in Frankfurt"],
+}
+
+
+def _store_all(engine: Engine) -> dict[str, str]:
+    ids = {}
+    for project, texts in NOTES.items():
+        for text in texts:
+            ids[text] = engine.call("store", {"content": text, "project": project}).result.id
+    return ids
+
+
+def _ids(engine: Engine) -> set[str]:
+    return {r["id"] for r in inspection.table(engine.store(), "memories").to_arrow().to_pylist()}
+
+
+def test_a_preview_changes_nothing_and_confirm_forgets_exactly_what_it_listed(engine: Engine) -> None:
+    ids = _store_all(engine)
+    before = _ids(engine)
+    preview = engine.call("forget", {"project": "web"})
+    assert preview.result.dry_run and preview.result.count == 3 and preview.result.by_kind == {"note": 3}
+    assert {i.id for i in preview.result.listed} == {ids[t] for t in NOTES["web"]}
+    assert preview.text.startswith("Would forget 3 memories in default: 3 notes; by project: web 3.")
+    assert preview.text.endswith("Call forget again with the same filters and confirm=true to forget them.")
+    assert _ids(engine) == before, "a preview writes nothing"
+    done = engine.call("forget", {"project": "web", "confirm": True})
+    assert not done.result.dry_run and done.result.count == 3
+    assert done.text == "Forgot 3 memories in default: 3 notes; by project: web 3."
+    assert _ids(engine) == before - {ids[t] for t in NOTES["web"]}
+    again = engine.call("forget", {"project": "web", "confirm": True})
+    assert again.result.count == 0 and "nothing was forgotten" in again.text
+
+
+def test_filters_combine_with_and_a_query_takes_what_search_finds_by_words_or_meaning(engine: Engine) -> None:
+    ids = _store_all(engine)
+    both = engine.call("forget", {"query": "staging server", "limit": 5}).result
+    assert {ids[NOTES["web"][0]], ids[NOTES["billing"][1]]} <= {i.id for i in both.listed}
+    only_billing = engine.call("forget", {"query": "staging server", "project": "billing", "confirm": True}).result
+    assert ids[NOTES["billing"][1]] in {i.id for i in only_billing.listed}
+    assert only_billing.by_project == {"billing": only_billing.count}
+    left = _ids(engine)
+    assert ids[NOTES["billing"][1]] not in left and ids[NOTES["web"][0]] in left
+    assert all(ids[t] in left for t in NOTES["web"]), "the other project was not touched"
+    assert engine.call("forget", {"query": "zebra migrations"}).result.count == 0, \
+        "a memory is not taken for being the nearest of what is left"
+
+
+def test_a_creation_date_range_takes_only_what_was_created_in_it(engine: Engine) -> None:
+    old = engine.call("store", {"content": "Written before the cut", "project": "p"}).result.id
+    time.sleep(0.05)
+    cut = datetime.now(UTC)
+    new = engine.call("store", {"content": "Written after the cut, something else entirely", "project": "p"}).result.id
+    preview = engine.call("forget", {"since": cut.isoformat()}).result
+    assert [i.id for i in preview.listed] == [new]
+    assert [i.id for i in engine.call("forget", {"until": cut.isoformat()}).result.listed] == [old]
+
+
+def test_bad_filters_are_refused_and_nothing_is_forgotten(engine: Engine) -> None:
+    _store_all(engine)
+    before = _ids(engine)
+    with pytest.raises(InvalidArgument, match="at least one of 'query', 'project'"):
+        engine.call("forget", {"confirm": True})
+    with pytest.raises(InvalidArgument, match="'until' .* is before 'since'"):
+        engine.call("forget", {"since": "2026-05-01T00:00:00Z", "until": "2026-04-01T00:00:00Z", "confirm": True})
+    with pytest.raises(InvalidArgument, match="limit"):
+        engine.call("forget", {"query": "x", "limit": 501})
+    assert _ids(engine) == before
+
+
+def test_a_source_glob_forgets_files_whole_and_a_reingest_leaves_them_out(engine: Engine, tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "proj", {"docs/old/a.md": "# A\n\nalpha text about gardens\n",
+                                          "docs/old/b.md": "# B\n\nbeta text about boats\n",
+                                          "docs/keep.md": "# Keep\n\nkept text about trains\n"})
+    engine.call("ingest_path", {"path": str(root)})
+    note = engine.call("store", {"content": "A note that is not a file", "project": "proj"}).result.id
+    preview = engine.call("forget", {"source": "docs/old/*"})
+    assert sorted(preview.result.files) == ["docs/old/a.md", "docs/old/b.md"]
+    assert preview.result.memories == 0 and set(preview.result.by_kind) == {"chunk"}
+    assert "Files and texts going whole (kept out of later ingests of their folder): docs/old/" in preview.text
+    done = engine.call("forget", {"source": "docs/old/*", "confirm": True}).result
+    assert done.kept_out == 2
+    sources = [s.source for s in engine.call("list_sources", {}).result.items]
+    assert sources == [str(root / "docs/keep.md")]
+    again = engine.call("ingest_path", {"path": str(root)}).result
+    assert [s.source for s in engine.call("list_sources", {}).result.items] == [str(root / "docs/keep.md")]
+    assert sum(1 for s in again.skipped if s.reason.startswith("forgotten earlier")) == 2
+    assert note in _ids(engine)
+
+
+def test_a_chunk_matched_by_query_takes_its_whole_file(engine: Engine, tmp_path: Path) -> None:
+    body = "\n\n".join(f"## Part {i}\n\n" + f"paragraph {i} about ordinary matters. " * 40 for i in range(6))
+    root = write_tree(tmp_path / "big", {"guide.md": "# Guide\n\n" + body + "\n\n## Zeppelins\n\nzeppelin hangar\n"})
+    engine.call("ingest_path", {"path": str(root)})
+    chunks = [r for r in inspection.table(engine.store(), "memories").to_arrow().to_pylist() if r["kind"] == "chunk"]
+    assert len(chunks) > 1
+    preview = engine.call("forget", {"query": "zeppelin hangar", "kind": "chunk", "limit": 1}).result
+    assert preview.files == ["guide.md"] and preview.file_chunks == [len(chunks)]
+    assert preview.count == len(chunks), "every chunk of the file is counted, not only the one matched"
+
+
+def test_superseded_memories_matched_go_too(engine: Engine) -> None:
+    old = engine.call("store", {"content": "We deploy with Fabric scripts", "project": "ops"}).result.id
+    new = engine.call("store", {"content": "We deploy with Ansible playbooks now", "project": "ops",
+                                "supersedes": [old]}).result.id
+    listed = {i.id for i in engine.call("forget", {"project": "ops"}).result.listed}
+    assert listed == {old, new}
+
+
+# ------------------------------------------------------------------------------------------------ engram forget
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _cli(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    cli_forget.add_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["forget", *argv])
+
+
+def test_engram_forget_lists_then_asks_and_only_a_yes_forgets(engine: Engine, capsys: pytest.CaptureFixture[str]) -> None:
+    ids = _store_all(engine)
+    calls = LocalCalls(engine)
+    asked: list[str] = []
+
+    def answer(reply: str) -> Callable[[str], str]:
+        def ask(question: str) -> str:
+            asked.append(question)
+            return reply
+        return ask
+
+    assert cli_forget._forget(calls, _cli("--project", "web"), answer("n"), _Terminal()) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("Would forget 3 memories in default") and "Nothing was forgotten." in out
+    assert "confirm=true" not in out, "the agent's instruction is not shown to a person"
+    assert asked == ["Forget these 3 memories? [y/N] "] and len(_ids(engine)) == 5
+    assert cli_forget._forget(calls, _cli("--project", "web"), answer("y"), _Terminal()) == 0
+    assert capsys.readouterr().out.endswith("Forgot 3 memories in default: 3 notes; by project: web 3.\n")
+    assert _ids(engine) == {ids[t] for t in NOTES["billing"]}
+
+
+def test_engram_forget_without_a_terminal_needs_yes(engine: Engine, capsys: pytest.CaptureFixture[str]) -> None:
+    _store_all(engine)
+    calls = LocalCalls(engine)
+
+    def never(question: str) -> str:
+        raise AssertionError("asked without a terminal")
+
+    assert cli_forget._forget(calls, _cli("--project", "billing"), never, io.StringIO()) == 1
+    assert "Run it again with --yes" in capsys.readouterr().err and len(_ids(engine)) == 5
+    assert cli_forget._forget(calls, _cli("--project", "billing", "--dry-run"), never, io.StringIO()) == 0
+    assert len(_ids(engine)) == 5
+    assert cli_forget._forget(calls, _cli("staging", "--project", "billing", "--yes"), never, io.StringIO()) == 0
+    assert len(_ids(engine)) == 4
+
+
+def test_engram_forget_through_the_cli_refuses_no_filters_and_takes_dates(env: dict[str, str]) -> None:
+    assert cli_in_process(env, "remember", "A note to forget by date").returncode == 0
+    refused = cli_in_process(env, "forget", "--yes")
+    assert refused.returncode == 2 and "at least one of 'query', 'project'" in refused.stderr
+    bad = cli_in_process(env, "forget", "--since", "last tuesday")
+    assert bad.returncode == 2 and "since" in bad.stderr
+    done = cli_in_process(env, "forget", "--since", "2000-01-01", "--yes")
+    assert done.returncode == 0 and done.stdout.startswith("Forgot 1 memory in default: 1 note"), done.stdout
