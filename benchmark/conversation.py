@@ -102,9 +102,11 @@ def _recall(found: list[dict[str, Any]], ks: tuple[int, ...] = KS) -> dict[str, 
     return out
 
 
-def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Settings, embedder: Any) -> dict[str, Any]:
-    """Store one conversation turn by turn into a fresh workspace, then search each question per mix."""
-    folder = run.workspace(f"conversation-{index}")
+def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Settings, embedder: Any,
+                   mixes: tuple[str, ...] = tuple(MIXES), name: str = "conversation") -> dict[str, Any]:
+    """Store one conversation turn by turn into a fresh workspace (``run.workspace(f"{name}-{index}")``), then
+    search each question per mix (of ``mixes``)."""
+    folder = run.workspace(f"{name}-{index}")
     if folder.exists():
         shutil.rmtree(folder)
     engine = engine_at(folder, settings, embedder=embedder)
@@ -127,7 +129,8 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Setti
         search_times: dict[str, list[float]] = {}
         unknown = 0
         base = engine.settings
-        for mix, (channels, changed) in MIXES.items():
+        for mix in mixes:
+            channels, changed = MIXES[mix]
             engine.apply_settings(base.model_copy(update={"search": base.search.model_copy(update=changed)}))
             rows: list[dict[str, Any]] = []
             times: list[float] = []
@@ -140,7 +143,7 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Setti
                 hits = engine.call("search", args).result.hits
                 times.append(time.perf_counter() - started)
                 ranks = evidence_ranks([h.id for h in hits], by_memory, evidence)
-                if mix == next(iter(MIXES)):
+                if mix == mixes[0]:
                     unknown += sum(1 for e in evidence if e not in held)
                 rows.append({"category": q["category"], "ranks": ranks, "complete": len(ranks) == len(evidence),
                              "evidence": len(evidence)})

@@ -70,6 +70,24 @@ class ConversationOptions:
 
 
 @dataclass(frozen=True)
+class UpkeepOptions(ConversationOptions):
+    writes: int = field(default=6000, metadata=option("store calls in the stream of repeats (300 with --quick)."))
+    repeats: float = field(default=0.9, metadata=option("The share of those writes that repeat an earlier one."))
+    round_trip: int = field(default=10_000, metadata=option("Memories of the exported and imported workspace "
+                                                            "(500 with --quick)."))
+
+    def problems(self) -> list[str]:
+        out = super().problems()
+        if self.writes < 1:
+            out.append("--writes must be at least 1")
+        if not 0 <= self.repeats < 1:
+            out.append("--repeats must be at least 0 and below 1 (a share: 0.9 is 90%)")
+        if self.round_trip < 1:
+            out.append("--round-trip must be at least 1")
+        return out
+
+
+@dataclass(frozen=True)
 class McpOptions:
     runs: int = field(default=5, metadata=option("Starts of each kind (1 with --quick)."))
 
@@ -133,6 +151,9 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           "(skipped by all without the data)", ConversationOptions),
     Suite("capture", "capture", "LoCoMo conversations captured as Claude Code sessions through the hook path, "
           "against stored turn by turn; hook wall time (skipped by all without the data)", ConversationOptions),
+    Suite("upkeep", "upkeep", "6,000 writes of which 90% repeat (exact and paraphrased LoCoMo turns) with duplicate "
+          "handling off and on; evidence recall both ways; a 10,000-memory export → import (skipped by all without "
+          "the data)", UpkeepOptions),
     Suite("watch", "watch", "a watched folder's edits of 1, 100 and 1,000 files: time until searchable", NoOptions),
     Suite("speed", "speed", "ingest throughput; search and recall latency and memory by store size",
           LookupsOptions),

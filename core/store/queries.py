@@ -133,6 +133,16 @@ class Queries:
             return []
         return self._scan(self._memories, sql.in_list("superseded_by", ids), columns)
 
+    def memories_seen_again(self, columns: Sequence[str], *, project: str | None = None) -> list[Row]:
+        """``columns`` of the current notes and exchanges (of ``project``) written more than once (``seen_count``
+        above 1; an older row without a count reads as seen once), unordered."""
+        return self._scan(self._memories, sql.all_of("seen_count > 1", CURRENT, _NOTES, _in_project(project)),
+                          columns)
+
+    def superseded_memories(self, columns: Sequence[str], *, project: str | None = None) -> list[Row]:
+        """``columns`` of the memories (of ``project``) a newer one superseded, unordered."""
+        return self._scan(self._memories, sql.all_of(SUPERSEDED, _in_project(project)), columns)
+
     def memories_with_hashes(self, hashes: Iterable[str], columns: Sequence[str]) -> list[Row]:
         """``columns`` of the memories whose content hash is among ``hashes``."""
         return self._scan(self._memories, sql.in_list("content_hash", sorted(set(hashes))), columns)
@@ -272,6 +282,7 @@ class Queries:
 
 
 _NOT_EXCLUDED = f"kind != {sql.quote(EXCLUDED_KIND)}"
+_NOTES = "kind IN ('note', 'exchange')"
 
 
 def _in_project(project: str | None) -> str | None:

@@ -55,24 +55,25 @@ def find_duplicate(store: WorkspaceStore, *, kind: str, project: str, key: str, 
                    mode: Literal["exact", "near", "off"], threshold: float) -> Duplicate | None:
     """The current memory of ``project`` and ``kind`` that a new memory (``key``, ``vector``) duplicates, if any.
 
-    ``mode`` ``off`` finds none; ``exact`` only a memory with the same key; ``near`` also the nearest memory by
-    vector when its cosine similarity is at least ``threshold``.
+    ``mode`` ``off`` finds none; ``exact`` only a memory with the same key; ``near`` the nearest memory by vector
+    when it has the same key or its cosine similarity is at least ``threshold``, else a memory with the same key
+    (one the vector index did not rank first).
 
     Raises:
         StoreError: the workspace cannot be read.
     """
     if mode == "off":
         return None
+    if mode == "near" and vector is not None:
+        # The nearest memory first: a repeat is nearly always it (its key tells an exact one), so one query
+        # answers most writes; the key is looked up as well only when the nearest is not near enough.
+        nearest = store.vector_search(vector, 1, Filters(project=project, kinds=(kind,), state="current"),
+                                      [*DUPLICATE_COLUMNS, "dedup_key"])
+        if nearest:
+            similarity = 1.0 - float(nearest[0]["_distance"])
+            if nearest[0]["dedup_key"] == key:
+                return Duplicate(nearest[0], "exact", 1.0)
+            if similarity >= threshold:
+                return Duplicate(nearest[0], "near", similarity)
     found = store.memory_with_key(key, DUPLICATE_COLUMNS)
-    if found is not None:
-        return Duplicate(found, "exact", 1.0)
-    if mode != "near" or vector is None:
-        return None
-    nearest = store.vector_search(vector, 1, Filters(project=project, kinds=(kind,), state="current"),
-                                  DUPLICATE_COLUMNS)
-    if not nearest:
-        return None
-    similarity = 1.0 - float(nearest[0]["_distance"])
-    if similarity < threshold:
-        return None
-    return Duplicate(nearest[0], "near", similarity)
+    return Duplicate(found, "exact", 1.0) if found is not None else None
