@@ -28,6 +28,7 @@ from . import (
     cli_capture,
     cli_chat,
     cli_config,
+    cli_edit,
     cli_forget,
     cli_mcp,
     cli_models,
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_capture.add_parser(sub)
     cli_transfer.add_parsers(sub)
     cli_forget.add_parser(sub)
+    cli_edit.add_parsers(sub)
     hook = sub.add_parser("hook", help="What an editor's hooks run (the Claude Code plugin of `engram setup`)",
                           description="Reads the editor's hook input (JSON) on standard input, leaves the session's "
                                       "capture to the service and, at a session's start, prints its brief. It always "
@@ -166,6 +168,8 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
             return cli_capture.run(args, paths, settings)
         if args.command in cli_transfer.COMMANDS:
             return cli_transfer.run(args, paths, settings, env)  # in the service when one runs, as tool calls are
+        if args.command in cli_edit.COMMANDS:
+            return cli_edit.run(args, paths, settings, env)
         if args.command in cli_forget.COMMANDS:
             return cli_forget.run(args, paths, settings, env)  # in the service when one runs, as tool calls are
         if args.command in cli_chat.COMMANDS:

@@ -111,6 +111,36 @@ def test_capture_suite_quick_captures_a_conversation_through_the_hook_path(tmp_p
     assert "Claude Code transcript + Stop hook" in (folder / "summary.md").read_text()
 
 
+def test_upkeep_suite_quick_counts_repeats_once_and_round_trips(tmp_path: Path, cache: Path) -> None:
+    folder, envelope = run_suite(tmp_path, cache, "upkeep", "--data", str(LOCOMO_MINI))
+    result = envelope["result"]
+    writes = result["writes"]
+    assert writes["writes"] == 300 and writes["exact_repeats"] + writes["paraphrases"] == 300 - writes["distinct"]
+    off, near = writes["modes"]["off"], writes["modes"]["near"]
+    assert off["rows"] == 300 and off["repeats_missed"] == 300 - writes["distinct"], "off stores every write"
+    assert near["rows"] <= writes["distinct"] and near["counted_exact"] > 0 and near["counted_near"] > 0
+    assert near["missed_by_kind"]["exact"] == 0, "an exact repeat is always counted"
+    assert result["recall"]["off"]["questions"] == result["recall"]["near"]["questions"] == 6
+    assert result["round_trip"]["equal"] is True and result["round_trip"]["memories"] == 500
+    assert "| near (default) |" in (folder / "summary.md").read_text()
+
+
+def test_the_upkeep_write_stream_repeats_only_what_was_written() -> None:
+    import random
+
+    from benchmark.upkeep import write_stream
+
+    turns = [(f"p{i % 3}", f"Speaker: distinct turn number {i} about topic {i * 7}") for i in range(100)]
+    stream = write_stream(turns, 1000, 0.9, random.Random(1))
+    assert len(stream) == 1000 and sum(1 for w in stream if w["how"] == "first") == 100
+    seen: set[int] = set()
+    for w in stream:
+        assert w["how"] == "first" or w["origin"] in seen
+        seen.add(w["origin"])
+    with pytest.raises(ValueError, match="need 200 distinct turns"):
+        write_stream(turns, 2000, 0.9, random.Random(1))
+
+
 def test_watch_suite_quick_times_edits_until_searchable(tmp_path: Path, cache: Path) -> None:
     _, envelope = run_suite(tmp_path, cache, "watch")
     rounds = envelope["result"]["rounds"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.app import cli_forget
+from engram.app import cli_edit, cli_forget
 from engram.app.cli_calls import LocalCalls
 from engram.core import Engine
 from engram.core.errors import InvalidArgument
@@ -189,3 +189,51 @@ def test_engram_forget_through_the_cli_refuses_no_filters_and_takes_dates(env: d
     assert bad.returncode == 2 and "since" in bad.stderr
     done = cli_in_process(env, "forget", "--since", "2000-01-01", "--yes")
     assert done.returncode == 0 and done.stdout.startswith("Forgot 1 memory in default: 1 note"), done.stdout
+    note = cli_in_process(env, "remember", "Lunch is at noon").stdout.split()[2]
+    edited = cli_in_process(env, "edit", note, "--content", "Lunch is at half past twelve")
+    assert edited.returncode == 0 and f"it supersedes {note} (kept as history)" in edited.stdout, edited.stdout
+    newer = cli_in_process(env, "search", "lunch", "--json")
+    assert "half past twelve" in newer.stdout and "at noon" not in newer.stdout
+    missing = cli_in_process(env, "merge", note, "000000000000")
+    assert missing.returncode == 1 and "No memory with id 000000000000" in missing.stderr
+
+
+# ------------------------------------------------------------------------------------------------ edit and merge
+
+
+def test_engram_edit_stores_a_new_version_and_the_old_stays_as_history(engine: Engine) -> None:
+    calls = LocalCalls(engine)
+    old = engine.call("store", {"content": "Backups run nightly at 02:00", "project": "ops", "tags": ["backup"]})
+    seen: list[str] = []
+
+    def editor(text: str) -> str:
+        seen.append(text)
+        return text.replace("02:00", "03:30")
+
+    said = cli_edit.edit(calls, old.result.id, None, "", editor)
+    assert seen == ["Backups run nightly at 02:00"] and said.startswith("stored note")
+    chain = engine.call("get_memory", {"ids": [old.result.id]}).result
+    (was,) = chain.items
+    assert was.superseded_by is not None and was.valid_to is not None
+    (new,) = engine.call("get_memory", {"ids": [was.superseded_by]}).result.items
+    assert (new.content, new.project) == ("Backups run nightly at 03:30", "ops") and "backup" in new.tags
+    assert cli_edit.edit(calls, new.id, "Backups run nightly at 03:30", "", editor).startswith("No change")
+    with pytest.raises(InvalidArgument, match="already superseded"):
+        cli_edit.edit(calls, old.result.id, "again", "", editor)
+    with pytest.raises(InvalidArgument, match="blank"):
+        cli_edit.edit(calls, new.id, "  ", "", editor)
+
+
+def test_engram_merge_keeps_the_longer_text_and_supersedes_the_other(engine: Engine) -> None:
+    calls = LocalCalls(engine)
+    short = engine.call("store", {"content": "Releases on Tuesdays", "project": "web"}).result.id
+    long = engine.call("store", {"content": "Releases go out every second Tuesday after the freeze", "project": "web",
+                                 "tags": ["release"]}).result.id
+    other = engine.call("store", {"content": "Something of another project", "project": "ops"}).result.id
+    with pytest.raises(InvalidArgument, match="only memories of one project and kind"):
+        cli_edit.merge(calls, short, other, "")
+    said = cli_edit.merge(calls, short, long, "")
+    assert long in said
+    items = {m.id: m for m in engine.call("get_memory", {"ids": [short, long]}).result.items}
+    assert items[short].superseded_by == long and items[long].valid_to is None and items[long].seen_count == 2
+    assert engine.call("forget", {"project": "web"}).result.memories == 2
