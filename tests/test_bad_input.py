@@ -24,7 +24,7 @@ FAR_FUTURE = "9999-12-31T23:59:59-05:00"
 #: 0001-01-01 in its own offset, but year 0 in UTC.
 FAR_PAST = "0001-01-01T00:00:00+05:00"
 #: The smallest set of arguments each tool with a datetime argument runs with.
-REQUIRED = {"search": {"query": "deploy"},
+REQUIRED = {"search": {"query": "deploy"}, "forget": {"project": "ops"},
             "kg_edit": {"action": "add", "subject": "server", "predicate": "runs", "object": "systemd"}}
 
 
