@@ -148,7 +148,8 @@ class _Plan:
     def of(cls, scope: Scope, rows: list[Row]) -> _Plan:
         kept = sorted((r for r in rows if r["kind"] in _KEPT_KINDS), key=lambda r: (r["created_at"], r["id"]))
         wanted = sorted({str(r["source"]) for r in rows if r["kind"] not in _KEPT_KINDS})
-        sources = [s for name in wanted if (s := scope.store.source(name)) is not None]
+        found = {str(r["source"]): r for r in scope.store.source_rows(prefixes=wanted)} if wanted else {}
+        sources = [found[name] for name in wanted if name in found]  # one read, not one per file
         namer = source_names.namer(scope.store)
         return cls(kept, sources, {s["source"]: int(s["chunk_count"]) for s in sources},
                    {s["source"]: namer(s["source"]) for s in sources})
