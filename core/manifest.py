@@ -139,7 +139,7 @@ def resolve_model(spec: str, roles: tuple[str, ...] = ("helper",)) -> ModelEntry
     if spec in entries:
         return entries[spec]
     name = spec.rsplit("/", 1)[-1]
-    if spec.startswith(("https://", "http://")):
+    if spec.lower().startswith(("https://", "http://")):
         if has_credentials(spec):
             raise ModelError(f"The model link {mask_credentials(spec)} {CREDENTIALS_REFUSED}.")
         return ModelEntry(id=f"custom:{spec}", name=name, roles=roles, file=name, url=spec)
@@ -150,5 +150,5 @@ def resolve_model(spec: str, roles: tuple[str, ...] = ("helper",)) -> ModelEntry
     if m := _HUB_FILE.fullmatch(spec):
         return ModelEntry(id=f"custom:{spec}", name=m.group(3), roles=roles, file=m.group(3).rsplit("/", 1)[-1],
                           repository=f"{m.group(1)}/{m.group(2)}", revision="main")
-    raise ModelError(f"'{spec}' names no model. Give a manifest id ({', '.join(entries)}), a .gguf path on this "
+    raise ModelError(f"'{mask_credentials(spec)}' names no model. Give a manifest id ({', '.join(entries)}), a .gguf path on this "
                      "computer, owner/repo/file.gguf, or an https link.")

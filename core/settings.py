@@ -90,6 +90,8 @@ class ModelSettings(_Group):
     hub_url: str = Field("https://huggingface.co", min_length=1, description="Model hub to download pinned models from.")
 
     _no_credentials = field_validator("hub_url")(classmethod(lambda cls, value: _without_credentials(value)))
+    _no_link_credentials = field_validator("chat_large")(
+        classmethod(lambda cls, value: _link_without_credentials(value)))
 
 
 class HelperLocalSettings(_Group):
@@ -104,6 +106,8 @@ class HelperLocalSettings(_Group):
     batch: int = Field(256, ge=16, le=8192, description=(
         "Prompt tokens the helper model reads in one step (llama.cpp's n_batch and n_ubatch); larger reads long "
         "prompts faster on a GPU and needs more memory."))
+
+    _no_link_credentials = field_validator("model")(classmethod(lambda cls, value: _link_without_credentials(value)))
 
 
 class HelperSettings(_Group):
@@ -283,6 +287,8 @@ class ChatSettings(_Group):
     local_model: str = Field("qwen3.5-4b", min_length=1, description=(
         "The chat model on this computer: a manifest id (qwen3.5-4b is shared with the helper when file, context "
         "and GPU layers match), a .gguf path, owner/repo/file.gguf, or an https link."))
+    _no_link_credentials = field_validator("local_model")(
+        classmethod(lambda cls, value: _link_without_credentials(value)))
     n_ctx: int = Field(8192, ge=1024, le=262144, description="The chat model's context length in tokens.")
     n_gpu_layers: int = Field(-1, ge=-1, le=1000, description="Layers of the chat model offloaded to the GPU; -1 all, "
                                                                "0 none.")
@@ -342,6 +348,11 @@ def _without_credentials(value: str) -> str:
     if has_credentials(value):
         raise ValueError(f"the URL {CREDENTIALS_REFUSED}")
     return value
+
+
+def _link_without_credentials(value: str) -> str:
+    """A model named by a link is checked as a URL; a path or an id may hold an "@" of its own."""
+    return _without_credentials(value) if "://" in value else value
 
 
 #: Programs that run text as code: a shell, or an interpreter that takes a script on its command line.

@@ -31,7 +31,7 @@ from engram.core.errors import InvalidArgument
 from engram.core.settings import Settings, is_workspace_name
 from engram.core.store.location import BucketLocation, http_caution
 from engram.mcp.direct import DirectCalls
-from engram.mcp.handshake import challenge
+from engram.mcp.handshake import Proof, challenge, challenge_async
 from engram.mcp.service import Guard
 from engram.mcp.service_files import CHALLENGE_PATTERN, ServiceInfo
 from standins.s3 import LoopbackS3
@@ -279,10 +279,32 @@ def test_every_health_probe_sends_a_fresh_unguessable_challenge(recorder: tuple[
     assert all(re.fullmatch(CHALLENGE_PATTERN, c) and len(c) == 32 for c in seen)
 
 
+def test_the_launchers_async_probe_also_sends_a_fresh_challenge_each_time(recorder: tuple[str, list[str]]) -> None:
+    """The launcher probes with ``challenge_async``: it keeps the same property, and never repeats a challenge the
+    sync probe sent either (one random source for both)."""
+    import asyncio
+    import re
+
+    url, seen = recorder
+    info = ServiceInfo(port=int(url.rsplit(":", 1)[1]), pid=1, version="x")
+
+    async def probe() -> set[Proof]:
+        async with httpx2.AsyncClient(trust_env=False) as http:
+            return {(await challenge_async(http, info, "the-token")) for _ in range(100)}
+
+    verdicts = asyncio.run(probe())
+    with httpx2.Client(trust_env=False) as http:
+        verdicts |= {challenge(http, info, "the-token") for _ in range(100)}
+    assert {v.value for v in verdicts} == {"wrong"}
+    assert len(seen) == 200 and len(set(seen)) == 200
+    assert all(re.fullmatch(CHALLENGE_PATTERN, c) and len(c) == 32 for c in seen)
+
+
 # ------------------------------------------------------------------ credentials in any URL
 
 
-@pytest.mark.parametrize("key", ["model.hub_url", "helper.base_url", "chat.base_url"])
+@pytest.mark.parametrize("key", ["model.hub_url", "helper.base_url", "chat.base_url", "helper.local.model",
+                                 "chat.local_model", "model.chat_large"])
 def test_a_settings_url_with_credentials_is_refused_without_repeating_them(tmp_path: Path, key: str) -> None:
     from engram.core.errors import SettingsError
     from engram.core.settings_file import set_value
@@ -304,3 +326,18 @@ def test_a_model_link_with_credentials_is_refused_without_repeating_them() -> No
         resolve_model(f"https://hf_user:{SECRET}@huggingface.co/o/r/resolve/main/m.gguf")
     assert "carries a user name or key" in refused.value.message and SECRET not in refused.value.message
     assert resolve_model("https://huggingface.co/o/r/resolve/main/m.gguf").url is not None
+    for link in (f"HTTPS://hf_user:{SECRET}@huggingface.co/o/r/m.gguf", f"Http://u:{SECRET}@h/m.gguf"):
+        with pytest.raises(ModelError) as refused:  # the scheme in any case is a link
+            resolve_model(link)
+        assert "carries a user name or key" in refused.value.message and SECRET not in refused.value.message
+    with pytest.raises(ModelError) as refused:  # not a model at all: the refusal still hides what may be a key
+        resolve_model(f"ftp://u:{SECRET}@host/m.bin")
+    assert SECRET not in refused.value.message
+
+
+def test_a_model_path_with_an_at_sign_is_still_a_model_setting(tmp_path: Path) -> None:
+    """Only a link is checked for credentials: a folder such as ``models@2026`` is a path, not a user name."""
+    from engram.core.settings_file import set_value
+
+    set_value(tmp_path / "settings.toml", "helper.local.model", "/srv/models@2026/m.gguf")
+    assert "models@2026" in (tmp_path / "settings.toml").read_text()
