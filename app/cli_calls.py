@@ -11,8 +11,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
 from engram.core import Engine, Paths, Settings
+from engram.core.catalog import result_model
 from engram.core.events import EngineEvent, IngestProgress, IngestProgressed, Listener
+from engram.core.tool_calls import ToolCalls, ToolOutput
 from engram.mcp.service_client import DirectOutput, ServiceClient
 
 ProgressFn = Callable[[IngestProgress], None]
@@ -47,6 +52,19 @@ class LocalCalls:
     def transfer(self, action: str, arguments: dict[str, Any]) -> dict[str, Any]:
         out = self.engine.transfer(action, arguments)
         return {"result": out.model_dump(mode="json"), "text": out.summary()}
+
+
+def typed(calls: Calls) -> ToolCalls:
+    """``calls`` as one typed method per tool (``engine.tools`` when the engine is this process's): the arguments
+    go as JSON, the answer comes back as the tool's own result model, so a command reads checked fields."""
+    if isinstance(calls, LocalCalls):
+        return calls.engine.tools
+
+    def call(tool: str, arguments: dict[str, Any]) -> ToolOutput[BaseModel]:
+        out = calls.call(tool, to_jsonable_python(arguments))
+        return ToolOutput(out.tool, out.workspace, result_model(tool).model_validate(out.result), out.text)
+
+    return ToolCalls(call)
 
 
 def _own_progress(progress: ProgressFn) -> Listener:

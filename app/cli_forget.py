@@ -13,8 +13,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from engram.core import Paths, Settings
+from engram.core.catalog import validate_call
+from engram.core.tools.results import Forgotten
 
-from .cli_calls import Calls, open_calls
+from .cli_calls import Calls, open_calls, typed
 from .terminal import for_stream
 
 COMMANDS = ("forget",)
@@ -43,11 +45,12 @@ def add_parser(sub: Any) -> None:
 
 
 def _arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """The filters given, checked as the tool checks them (a bad date or kind is refused here, nothing asked)."""
     values: dict[str, Any] = {k: getattr(args, k) for k in _FILTERS if getattr(args, k) is not None}
     if args.query is not None:
         values["limit"] = args.limit
     values["workspace"] = args.workspace
-    return values
+    return validate_call("forget", values).model_dump(exclude_unset=True)
 
 
 def run(args: argparse.Namespace, paths: Paths, settings: Settings, environ: Mapping[str, str] | None = None,
@@ -60,8 +63,9 @@ def run(args: argparse.Namespace, paths: Paths, settings: Settings, environ: Map
 
 def _forget(calls: Calls, args: argparse.Namespace, ask: Callable[[str], str], stdin: TextIO) -> int:
     arguments = _arguments(args)
-    preview = calls.call("forget", arguments)
-    count = int(preview.result["count"])
+    tools = typed(calls)
+    preview = tools.forget(**arguments)
+    count = preview.result.count
     if args.dry_run or not count:
         _show(args, preview.result, preview.text)
         return 0
@@ -78,13 +82,13 @@ def _forget(calls: Calls, args: argparse.Namespace, ask: Callable[[str], str], s
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing was forgotten.")
             return 1
-    done = calls.call("forget", {**arguments, "confirm": True})
+    done = tools.forget(**arguments, confirm=True)
     _show(args, done.result, done.text)
     return 0
 
 
-def _show(args: argparse.Namespace, result: dict[str, Any], text: str) -> None:
+def _show(args: argparse.Namespace, result: Forgotten, text: str) -> None:
     if args.json:
-        print(for_stream(json.dumps(result, ensure_ascii=False), sys.stdout, json=True))
+        print(for_stream(json.dumps(result.model_dump(mode="json"), ensure_ascii=False), sys.stdout, json=True))
     else:
         print(for_stream(text, sys.stdout))

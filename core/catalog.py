@@ -6,7 +6,7 @@ recall is handed the evidence reads its plans may use, so tools and recall never
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ValidationError
 
@@ -74,6 +74,14 @@ def args_model(name: str) -> type[BaseModel]:
 def call_model(name: str) -> type[BaseModel]:
     """The arguments a caller passes to tool ``name`` (see ``tools.spec.call_model``)."""
     return _call_model(TOOLS[name])
+
+
+def result_model(name: str) -> type[BaseModel]:
+    """The pydantic model of tool ``name``'s result: its row function's return type. Raises ``KeyError`` for an
+    unknown tool."""
+    answer = get_type_hints(TOOLS[name].rows)["return"]
+    assert isinstance(answer, type) and issubclass(answer, BaseModel), f"{name}'s rows return no model"
+    return answer
 
 
 def validate_call(name: str, arguments: dict[str, Any]) -> BaseModel:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -12,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from engram.app import cli_edit, cli_forget
-from engram.app.cli_calls import LocalCalls
+from engram.app.cli_calls import LocalCalls, typed
 from engram.core import Engine
 from engram.core.errors import InvalidArgument
 from engram.core.store import inspection
+from engram.mcp.service_client import DirectOutput
 from tests.conftest import cli_in_process, write_tree
 
 NOTES = {
@@ -202,7 +204,7 @@ def test_engram_forget_through_the_cli_refuses_no_filters_and_takes_dates(env: d
 
 
 def test_engram_edit_stores_a_new_version_and_the_old_stays_as_history(engine: Engine) -> None:
-    calls = LocalCalls(engine)
+    tools = engine.tools
     old = engine.call("store", {"content": "Backups run nightly at 02:00", "project": "ops", "tags": ["backup"]})
     seen: list[str] = []
 
@@ -210,30 +212,59 @@ def test_engram_edit_stores_a_new_version_and_the_old_stays_as_history(engine: E
         seen.append(text)
         return text.replace("02:00", "03:30")
 
-    said = cli_edit.edit(calls, old.result.id, None, "", editor)
+    said = cli_edit.edit(tools, old.result.id, None, "", editor)
     assert seen == ["Backups run nightly at 02:00"] and said.startswith("stored note")
     chain = engine.call("get_memory", {"ids": [old.result.id]}).result
     (was,) = chain.items
     assert was.superseded_by is not None and was.valid_to is not None
     (new,) = engine.call("get_memory", {"ids": [was.superseded_by]}).result.items
     assert (new.content, new.project) == ("Backups run nightly at 03:30", "ops") and "backup" in new.tags
-    assert cli_edit.edit(calls, new.id, "Backups run nightly at 03:30", "", editor).startswith("No change")
+    assert cli_edit.edit(tools, new.id, "Backups run nightly at 03:30", "", editor).startswith("No change")
     with pytest.raises(InvalidArgument, match="already superseded"):
-        cli_edit.edit(calls, old.result.id, "again", "", editor)
+        cli_edit.edit(tools, old.result.id, "again", "", editor)
     with pytest.raises(InvalidArgument, match="blank"):
-        cli_edit.edit(calls, new.id, "  ", "", editor)
+        cli_edit.edit(tools, new.id, "  ", "", editor)
 
 
 def test_engram_merge_keeps_the_longer_text_and_supersedes_the_other(engine: Engine) -> None:
-    calls = LocalCalls(engine)
+    tools = engine.tools
     short = engine.call("store", {"content": "Releases on Tuesdays", "project": "web"}).result.id
     long = engine.call("store", {"content": "Releases go out every second Tuesday after the freeze", "project": "web",
                                  "tags": ["release"]}).result.id
     other = engine.call("store", {"content": "Something of another project", "project": "ops"}).result.id
     with pytest.raises(InvalidArgument, match="only memories of one project and kind"):
-        cli_edit.merge(calls, short, other, "")
-    said = cli_edit.merge(calls, short, long, "")
+        cli_edit.merge(tools, short, other, "")
+    said = cli_edit.merge(tools, short, long, "")
     assert long in said
     items = {m.id: m for m in engine.call("get_memory", {"ids": [short, long]}).result.items}
     assert items[short].superseded_by == long and items[long].valid_to is None and items[long].seen_count == 2
     assert engine.call("forget", {"project": "web"}).result.memories == 2
+
+
+class _OverTheWire:
+    """Calls as the service answers them (``DirectOutput``: the result as JSON), made by this process's engine: the
+    command line's typed methods must read the same models back from it."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.sent: list[dict[str, object]] = []
+
+    def call(self, tool: str, arguments: dict[str, object], progress: object = None) -> DirectOutput:
+        json.dumps(arguments)  # what goes to the service is JSON, dates and all
+        self.sent.append(arguments)
+        out = self.engine.call(tool, dict(arguments))
+        return DirectOutput(out.tool, out.workspace, out.result.model_dump(mode="json"), out.text)
+
+
+def test_the_command_lines_typed_calls_read_a_services_json_back_as_the_tools_models(engine: Engine) -> None:
+    wire = _OverTheWire(engine)
+    tools = typed(wire)  # type: ignore[arg-type]  # a Calls by shape
+    note = tools.store("Deploys happen on Thursdays", project="ops", tags=["deploy"]).result
+    (memory,) = tools.get_memory([note.id]).result.items
+    assert memory == engine.tools.get_memory([note.id]).result.items[0]
+    assert isinstance(memory.created_at, datetime) and "deploy" in memory.tags
+    said = cli_edit.edit(tools, note.id, "Deploys happen on Fridays", "", lambda text: text)
+    assert f"it supersedes {note.id}" in said
+    preview = tools.forget(project="ops", since=datetime(2000, 1, 1, tzinfo=UTC)).result  # both versions
+    assert preview.dry_run and preview.count == 2 and wire.sent[-1]["since"] == "2000-01-01T00:00:00Z"
+    assert typed(LocalCalls(engine)) is engine.tools, "in process, no JSON round trip"
