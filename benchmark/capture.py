@@ -105,7 +105,7 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, embedder: Any) 
         paths = engine.paths
         environ = {"ENGRAM_DATA_DIR": str(paths.data_dir), "ENGRAM_CONFIG_DIR": str(paths.config_dir),
                    "ENGRAM_LOG_DIR": str(paths.log_dir), "HOME": str(folder)}
-        worker = CaptureWorker(paths, lambda: engine.scope(), lambda: engine.settings)
+        worker = CaptureWorker(paths, lambda: engine.internals().scope(""), lambda: engine.settings)
         # Held as a running service holds it: the hook finds the service there and starts none.
         lock = InstanceLock(paths.data_dir)
         lock.acquire()

@@ -58,7 +58,7 @@ class TimedEmbedder:
 
 def _timed_writer(engine: Any) -> dict[str, float]:
     spent = {"seconds": 0.0}
-    run = engine.writer.run
+    run = engine.internals().writer.run
 
     def timed(fn: Any, *args: object) -> Any:
         started = time.perf_counter()
@@ -67,7 +67,7 @@ def _timed_writer(engine: Any) -> dict[str, float]:
         finally:
             spent["seconds"] += time.perf_counter() - started
 
-    engine.writer.run = timed
+    engine.internals().writer.run = timed
     return spent
 
 

@@ -96,7 +96,7 @@ def run_suite(run: Run, options: RecallOptions) -> dict[str, Any]:
         tokenizer = engine.embedder()
         chunks = inspection.count(engine.store(), "memories")
         default_chars = engine.settings.search.max_chars
-        scope = engine.scope()  # the plan runner is timed on its own, below the tool call
+        scope = engine.internals().scope("")  # the plan runner is timed on its own, below the tool call
         engine.call("search", {"query": "warm up"})
         for lookup in corpus.lookups:
             parts, gold = lookup["parts"], set(lookup["gold"])

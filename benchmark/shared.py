@@ -116,7 +116,7 @@ def measure_arm(run: Run, arm: str, delay: float | None, corpus: Corpus, include
                                           "workspace": workspace, "type": "decision"})
                     stores.append(time.perf_counter() - started)
                 result["store"] = _ms(stores)
-                engine.maintenance.wait_idle(600)
+                engine.internals().maintenance.wait_idle(600)
             engine.call("search", {"query": "warm-up", "workspace": workspace})
             key = "search" if consistency else "search_consistency_0"
             result[key] = _searches(engine, workspace, queries, rounds, proxy)

@@ -73,7 +73,7 @@ def build_store(run: Run, corpus_engine: Any, size: int) -> Path:
             # A cached store keeps the vector index an earlier run added; "without an index" must mean it.
             for index in inspection.table(store, "memories").list_indices():
                 if "vector" in index.columns:
-                    engine.writer.run(inspection.table(store, "memories").drop_index, index.name)
+                    engine.internals().writer.run(inspection.table(store, "memories").drop_index, index.name)
             return folder
     shutil.rmtree(folder, ignore_errors=True)
     rng = random.Random(run.seed + size)
@@ -114,15 +114,15 @@ def build_store(run: Run, corpus_engine: Any, size: int) -> Path:
         schema = inspection.table(store, "memories").schema
         for start in range(0, len(rows), 20_000):
             batch = rows[start:start + 20_000]
-            engine.writer.run(store.append, "memories", store._table_from_rows(batch, schema))
+            engine.internals().writer.run(store.append, "memories", store._table_from_rows(batch, schema))
         for start in range(0, len(edges), 200_000):
-            engine.writer.run(store.append, "edges", store._table_from_rows(edges[start:start + 200_000], EDGES_SCHEMA))
+            engine.internals().writer.run(store.append, "edges", store._table_from_rows(edges[start:start + 200_000], EDGES_SCHEMA))
         now = template["created_at"]
         source_rows = [{"source": s, "project": template["project"], "kind": "file", "root": "/", "mtime": 0.0,
                         "size": 0, "content_hash": s, "chunk_count": n, "summary": "", "ingested_at": now}
                        for s, n in sources.items()]
-        engine.writer.run(store.append, "sources", pa.Table.from_pylist(source_rows, schema=SOURCES_SCHEMA))
-        engine.writer.run(maintain, store, 10**9)  # full-text and key indexes, no vector index yet
+        engine.internals().writer.run(store.append, "sources", pa.Table.from_pylist(source_rows, schema=SOURCES_SCHEMA))
+        engine.internals().writer.run(maintain, store, 10**9)  # full-text and key indexes, no vector index yet
     return folder
 
 
@@ -141,7 +141,7 @@ def add_vector_index(folder: Path) -> float:
     with engine_at(folder) as engine:
         store = engine.store()
         started = time.perf_counter()
-        engine.writer.run(maintain, store, 1)
+        engine.internals().writer.run(maintain, store, 1)
         return round(time.perf_counter() - started, 1)
 
 

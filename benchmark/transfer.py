@@ -58,7 +58,7 @@ def build_workspace(engine: Engine, n: int, seed: int = 7) -> None:
                                  title=f"{speaker} · turn {number}", content=content, vector=vectors[i],
                                  now=start + timedelta(seconds=number, microseconds=number % 1000)))
             edges += mention_edges(memory_id, content, memory_id)
-        engine.writer.run(store.add_memories, rows, edges)
+        engine.internals().writer.run(store.add_memories, rows, edges)
     for f in range(n // 100):
         engine.call("kg_edit", {"action": "add", "subject": pick.choice(["Caroline", "Melanie", "Jon"]),
                                 "predicate": "likes", "object": f"topic {f}", "project": f"project-{f % 10}"})

@@ -124,27 +124,27 @@ def measure_arm(run: Run, name: str, maintenance_writes: int, embedder: Any) -> 
             store_times.append(time.perf_counter() - started)
         window = store_times[-min(100, checkpoint):]
         point = {"stores": checkpoint, "store": _ms(window), "search": _searches(engine, rounds, queries), "disk": _disk(engine),
-                 "maintenance_runs": engine.maintenance.runs}
+                 "maintenance_runs": engine.internals().maintenance.runs}
         points.append(point)
         print(f"writes/{name}: {checkpoint} stores, store p50 {point['store']['p50_ms']} ms, search p50 "
               f"{point['search']['hybrid']['p50_ms']} ms, {point['disk']['mb']} MB", flush=True)
     seconds = time.perf_counter() - started_all
-    engine.maintenance.wait_idle(600)
+    engine.internals().maintenance.wait_idle(600)
     quiet: dict[str, Any] | None = None
     if maintenance_writes:
         # What the workspace keeps once the agent stops writing: the pass that follows idle_sec of quiet.
         # (It may have run already, while the last checkpoint's searches ran: then nothing is pending.)
         waited = time.perf_counter()
-        while engine.maintenance.idle_pending and time.perf_counter() - waited < settings.store.maintenance_idle_sec + 120:
+        while engine.internals().maintenance.idle_pending and time.perf_counter() - waited < settings.store.maintenance_idle_sec + 120:
             time.sleep(0.2)
-        engine.maintenance.wait_idle(600)
+        engine.internals().maintenance.wait_idle(600)
         quiet = {"disk": _disk(engine), "waited_s": round(time.perf_counter() - waited, 1)}
     started = time.perf_counter()
-    engine.writer.run(maintain, engine.store(), engine.settings.store.vector_index_min_rows)
+    engine.internals().writer.run(maintain, engine.store(), engine.settings.store.vector_index_min_rows)
     compact_seconds = time.perf_counter() - started
     fresh = {"search": _searches(engine, rounds, queries), "disk": _disk(engine), "compact_seconds": round(compact_seconds, 3)}
     engine.close()  # (the schedule's figures stay readable)
-    longest, total = engine.maintenance.step_seconds
+    longest, total = engine.internals().maintenance.step_seconds
     return {"maintenance_writes": maintenance_writes, "points": points, "once_quiet": quiet, "freshly_compacted": fresh,
             "seconds": round(seconds, 1), "maintenance": {"longest_step_ms": round(1000 * longest, 1),
                                                           "total_s": round(total, 2)}}

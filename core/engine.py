@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,8 @@ from .models.files import ModelFiles
 from .models.gpu import Gpu
 from .models.inference import DevicePlan, Inference
 from .models.pool import ModelPool
-from .models.providers import DEFAULT_URLS, Provider, api_key
+from .models.providers import Provider, api_key
+from .models.runs_where import runs_where
 from .paths import Paths, owner_name
 from .recall.pack import ContextPack, PackRequest, Tokenizer, context_pack
 from .settings import Settings
@@ -64,6 +66,18 @@ logger = logging.getLogger(__name__)
 MAX_CHARS_CEILING = 12000
 
 
+
+@dataclass(frozen=True)
+class EngineInternals:
+    """An engine's parts below its tools, handed out by ``Engine.internals`` to benchmarks and tests only."""
+
+    #: The one thread every store write of this engine runs on.
+    writer: Writer
+    #: When each workspace is compacted and its indexes brought up to date.
+    maintenance: MaintenanceSchedule
+    #: What the read tools run against in a workspace (raises as ``Engine.store``).
+    scope: Callable[[str], Scope]
+
 class Engine:
     """Stores, models and tools of one data folder. Thread-safe; call ``close`` when done."""
 
@@ -81,19 +95,19 @@ class Engine:
         """
         self.paths = paths
         self.settings = settings
-        self.writer = Writer()
-        self.maintenance = MaintenanceSchedule(self.writer, self._maintenance_policy)
+        self._writer = Writer()
+        self._maintenance = MaintenanceSchedule(self._writer, self._maintenance_policy)
         self._events = EventBus()
         self._indexing = IndexingGate()
         self._embedding = EmbeddingSlot(embedder_loader or self._load_embedder, given=embedder)
         self._inference = Inference(lambda: self.settings, self.model_files, generator=generator,
                                    detect_gpus=detect_gpus)
         self._budget = QueryBudget(RunBudget(owner_name()), paths.workspace_dir, self._embedding)
-        self._services = Services(paths=paths, writer=self.writer, embedding=self._embedding, inference=self._inference,
+        self._services = Services(paths=paths, writer=self._writer, embedding=self._embedding, inference=self._inference,
                                   budget=self._budget, events=self._events, indexing=self._indexing,
                                   workspace_names=self.workspace_names)
-        self._workspaces = Workspaces(paths, self.writer, lambda: self.settings, self._dimensions,
-                                     self.maintenance.watch, os.environ if environ is None else environ)
+        self._workspaces = Workspaces(paths, self._writer, lambda: self.settings, self._dimensions,
+                                     self._maintenance.watch, os.environ if environ is None else environ)
         #: Every tool as a typed method (``engine.tools.status(workspace=...)``), through ``call``.
         self.tools = ToolCalls(self.call)
         self._close_lock = threading.Lock()
@@ -235,14 +249,10 @@ class Engine:
         return MaintenancePolicy(every_commits=cfg.maintenance_writes, idle_sec=cfg.maintenance_idle_sec,
                                  keep_versions=keep, vector_index_min_rows=cfg.vector_index_min_rows)
 
-    def scope(self, workspace: str = "") -> Scope:
-        """What the read tools run against in ``workspace``: for running a plan's steps directly (the benchmark
-        times the plan runner below the tool call with it).
-
-        Raises:
-            InvalidArgument, WorkspaceError, SchemaTooNew, BucketUnreachable: as ``store``.
-        """
-        return self._scope(workspace)
+    def internals(self) -> EngineInternals:
+        """What lies below the tools (the writer, the maintenance schedule, a workspace's scope), for benchmarks and
+        tests that stage or time it. The app and the MCP server never use it (``tests/test_layers.py``)."""
+        return EngineInternals(self._writer, self._maintenance, self._scope)
 
     def _scope(self, workspace: str = "", *, create: bool = False) -> Scope:
         # What a row function runs against in ``workspace`` (raises as ``store``).
@@ -347,15 +357,15 @@ class Engine:
             ModelError: the download failed, the file does not verify, llama.cpp cannot load it, or a remote
                 provider has no model named or no API key.
         """
-        chat = self.settings.chat
-        if chat.provider != "local":
-            if not chat.remote_model:
-                raise ModelError(f"chat.provider is {chat.provider}: set chat.remote_model to the model's name there "
+        chat, where = self.settings.chat, runs_where(self.settings, "chat")
+        if not where.in_process:
+            if not where.model:
+                raise ModelError(f"chat.provider is {where.provider}: set chat.remote_model to the model's name there "
                                  "(engram config set chat.remote_model NAME).", title="Chat model not named")
-            key = api_key(chat.provider) if chat.provider in ("openai", "anthropic") else None
-            return RemoteChatModel("anthropic" if chat.provider == "anthropic" else "openai", chat.provider,
-                                   chat.base_url or DEFAULT_URLS[chat.provider], chat.remote_model, key, chat.n_ctx)
-        entry = resolve_model(chat.local_model)
+            key = api_key(where.provider) if where.provider in ("openai", "anthropic") else None
+            return RemoteChatModel("anthropic" if where.provider == "anthropic" else "openai", where.provider,
+                                   where.url, where.model, key, chat.n_ctx)
+        entry = resolve_model(where.model)
         files = self.model_files()
         status = files.status(entry)
         if not status.available:
@@ -583,8 +593,8 @@ class Engine:
             embedder = self._embedding.detach()
             self._workspaces.close()
         self._indexing.resume()  # a paused ingest finishes its batch instead of holding the close
-        self.maintenance.close()
-        self.writer.close()
+        self._maintenance.close()
+        self._writer.close()
         self._budget.close()
         if embedder is not None:
             embedder.close()

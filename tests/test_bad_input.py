@@ -102,7 +102,7 @@ def test_a_fact_dated_past_year_9999_by_an_older_engram_can_still_be_read_and_en
     store = engine.store()
     # What kg_edit wrote before datetimes were checked: 9999-12-31T23:59:59-05:00, stored as year 10000 in UTC.
     now = datetime.now(UTC)
-    engine.writer.run(store.add_fact, {
+    engine.internals().writer.run(store.add_fact, {
         "id": "f-0000000010", "project": "general", "subject": "comet", "predicate": "returns", "object": "never",
         "valid_from": datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-5))), "ended": None,
         "source": "", "created_at": now})

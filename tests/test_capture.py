@@ -191,7 +191,7 @@ def test_a_stop_hook_leaves_a_job_the_worker_captures(engine: Engine, paths: Pat
     assert out.getvalue() == "" and started == [paths.data_dir], "no service ran: one is started"
     [(_, job)] = pending(paths.data_dir)
     assert job is not None and (job.event, job.transcript) == ("Stop", str(path))
-    worker = CaptureWorker(paths, lambda: engine.scope(), lambda: engine.settings)
+    worker = CaptureWorker(paths, lambda: engine.internals().scope(""), lambda: engine.settings)
     [report] = worker.take_jobs()
     assert report.stored.new == 2 and pending(paths.data_dir) == []
     assert run_hook(["claude-code"], stdin=io.StringIO(json.dumps(given)), stdout=out, environ=_hook_env(paths)) == 0
@@ -230,7 +230,7 @@ def test_a_job_that_is_not_one_is_removed_and_an_unknown_editor_refused(engine: 
     (folder / "00000000000000000001-1-aa.json").write_text("{broken")
     (folder / "00000000000000000002-1-bb.json").write_text(json.dumps(
         {"editor": "vim", "event": "Stop", "session_id": "s", "transcript": "/x", "cwd": "", "at": 1.0}))
-    assert CaptureWorker(paths, lambda: engine.scope(), lambda: engine.settings).take_jobs() == []
+    assert CaptureWorker(paths, lambda: engine.internals().scope(""), lambda: engine.settings).take_jobs() == []
     assert pending(paths.data_dir) == []
 
 
@@ -278,7 +278,7 @@ def test_a_session_end_writes_a_summary_with_the_real_model_only_when_summaries_
             "model": "smollm2-135m-instruct", "n_ctx": 4096, "threads": 2}}})
         with Engine(paths, settings, embedder=HashingEmbedder()) as engine:
             post(paths.data_dir, end)
-            CaptureWorker(paths, lambda engine=engine: engine.scope(), lambda engine=engine: engine.settings).take_jobs()
+            CaptureWorker(paths, lambda engine=engine: engine.internals().scope(""), lambda engine=engine: engine.settings).take_jobs()
             rows = inspection.table(engine.store(), "memories").to_arrow().to_pylist()
             summaries_found = [r for r in rows if r["type"] == SUMMARY_TYPE]
             if not summaries:
@@ -291,7 +291,7 @@ def test_a_session_end_writes_a_summary_with_the_real_model_only_when_summaries_
             [entry] = engine.capture_ledger().sessions()
             assert entry.summarized == 2
             post(paths.data_dir, end)  # the same session ending again, with no new turn: no second summary
-            CaptureWorker(paths, lambda engine=engine: engine.scope(), lambda engine=engine: engine.settings).take_jobs()
+            CaptureWorker(paths, lambda engine=engine: engine.internals().scope(""), lambda engine=engine: engine.settings).take_jobs()
             rows = inspection.table(engine.store(), "memories").to_arrow().to_pylist()
             assert len([r for r in rows if r["type"] == SUMMARY_TYPE]) == 1
             engine.call("delete", {"source": session_source("claude-code", SESSION)})

@@ -247,3 +247,31 @@ def test_the_http_check_catches_a_second_library(tmp_path: Path, monkeypatch: py
     (tmp_path / "app" / "get.py").write_text("from urllib.request import urlopen\n")
     monkeypatch.setitem(globals(), "ROOT", tmp_path)
     assert other_http_clients() == ["core/fetch.py:2 imports httpx", "app/get.py:1 imports urllib.request"]
+
+
+def engine_internals_used() -> list[str]:
+    """``path:line`` of each use of ``Engine.internals`` (or of the engine's private parts) in mcp or app."""
+    import ast
+
+    out = []
+    for layer in ("mcp", "app"):
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute) and node.attr in ("internals", "_writer", "_maintenance", "_scope"):
+                    out.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {node.attr}")
+    return out
+
+
+def test_the_app_and_the_server_use_only_the_engines_public_surface() -> None:
+    """The writer, the maintenance schedule and a workspace's scope are the engine's own; only benchmarks and tests
+    reach them, through ``Engine.internals``."""
+    assert engine_internals_used() == []
+
+
+def test_the_internals_check_catches_a_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for layer in ("mcp", "app"):
+        (tmp_path / layer).mkdir()
+    (tmp_path / "app" / "page.py").write_text("def f(engine):\n    return engine.internals().writer\n")
+    (tmp_path / "mcp" / "tool.py").write_text("def g(engine):\n    engine._scope('')\n")
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    assert engine_internals_used() == ["mcp/tool.py:2 uses _scope", "app/page.py:2 uses internals"]

@@ -52,9 +52,9 @@ def make_engine(paths: Paths) -> Iterator[Callable[..., Engine]]:
 def test_single_writes_are_compacted_as_they_accumulate(make_engine: Callable[..., Engine]) -> None:
     engine = make_engine(maintenance_writes=8, maintenance_idle_sec=3600)
     ids = store_notes(engine, 60)
-    assert engine.maintenance.wait_idle(30)
+    assert engine.internals().maintenance.wait_idle(30)
     # Without maintenance the table would hold 60 fragments (one per store).
-    assert engine.maintenance.runs >= 7
+    assert engine.internals().maintenance.runs >= 7
     assert fragments(engine) <= 5
     assert fragments(engine, "edges") <= 5
     assert inspection.count(engine.store(), "memories") == 60
@@ -65,7 +65,7 @@ def test_single_writes_are_compacted_as_they_accumulate(make_engine: Callable[..
 def test_without_the_schedule_fragments_pile_up(make_engine: Callable[..., Engine]) -> None:
     engine = make_engine(maintenance_writes=0)
     store_notes(engine, 20)
-    assert engine.maintenance.runs == 0
+    assert engine.internals().maintenance.runs == 0
     assert fragments(engine) == 20
 
 
@@ -75,11 +75,11 @@ def test_the_tail_of_a_burst_is_maintained_once_writes_go_quiet(make_engine: Cal
     assert fragments(engine) == 5
     deadline = threading.Event()
     for _ in range(100):  # bounded: at most 10 s
-        if engine.maintenance.runs >= 1:
+        if engine.internals().maintenance.runs >= 1:
             break
         deadline.wait(0.1)
-    assert engine.maintenance.runs >= 1
-    assert engine.maintenance.wait_idle(30)
+    assert engine.internals().maintenance.runs >= 1
+    assert engine.internals().maintenance.wait_idle(30)
     assert fragments(engine) == 1
 
 
@@ -89,8 +89,8 @@ def test_commits_left_by_an_earlier_process_count(paths: Paths) -> None:
         assert fragments(first) == 12
     with Engine(paths, settings(maintenance_writes=10, maintenance_idle_sec=3600), embedder=HashingEmbedder()) as later:
         store_notes(later, 1, start=12)  # one more write finds 12 unmaintained fragments: maintenance is due
-        assert later.maintenance.wait_idle(30)
-        assert later.maintenance.runs == 1
+        assert later.internals().maintenance.wait_idle(30)
+        assert later.internals().maintenance.runs == 1
         assert fragments(later) == 1
         assert inspection.count(later.store(), "memories") == 13
 

@@ -134,15 +134,15 @@ def test_digests_rebuild_only_what_changed(engine: Engine, filled: Path) -> None
     pack(engine, budget_tokens=10, altitude="workspace")  # builds the digests on first use
     levels = {d["level"] for d in inspection.rows(store, "digests", None)}
     assert levels == {"source", "entity", "scope", "workspace"}
-    assert refresh_digests(store, engine.writer) == {}
+    assert refresh_digests(store, engine.internals().writer) == {}
     (filled / "ops" / "backup.md").write_text("# Backups\n\nHourly ``restic`` snapshots now, kept for a week.")
     engine.call("ingest_path", {"path": str(filled / "ops"), "project": "ops"})
-    changed = refresh_digests(store, engine.writer)
+    changed = refresh_digests(store, engine.internals().writer)
     assert changed["source"] == 1 and changed["scope"] == 1 and changed["workspace"] == 1
     store_rows = {d["key"]: d for d in inspection.rows(store, "digests", "level = 'source'")}
     backup = (filled / "ops" / "backup.md").resolve().as_posix()
     assert "Hourly" in store_rows[backup]["content"]
-    again = refresh_digests(store, engine.writer)
+    again = refresh_digests(store, engine.internals().writer)
     assert again == {}
 
 
