@@ -188,6 +188,9 @@ def test_recall_llm_explains_whether_it_can_be_on(make_desktop: Any, qtbot: Any)
     desktop = make_desktop()
     page = desktop.window.settings
     assert "Now off" in page.llm_state.text() and "not downloaded yet" in page.llm_state.text()
+    enter(page.rows["helper.provider"], "ollama")  # a server on this computer: its own models, no file here
+    settle(desktop, qtbot)
+    assert "It can be on: the default model via ollama at http://127.0.0.1:11434." in page.llm_state.text()
     enter(page.rows["helper.provider"], "openai")
     settle(desktop, qtbot)
     assert "not on this computer" in page.llm_state.text()
@@ -414,6 +417,20 @@ def test_forgetting_a_file_from_its_card_asks_first_and_removes_that_file_alone(
 
 
 @pytest.mark.slow
+
+
+def test_the_status_line_says_local_ai_is_on_only_when_its_model_can_run(
+        make_desktop: Any, environ: dict[str, str], qtbot: Any) -> None:
+    """The status line reads the one readiness decision: recall.llm on without its model is not "local AI on"."""
+    lines = []
+    for model in ("qwen3.5-4b", "smollm2-135m-instruct"):
+        desktop = make_desktop(tray=False, env={**environ, "ENGRAM_RECALL_LLM": "true",
+                                                "ENGRAM_HELPER_LOCAL_MODEL": model})
+        with qtbot.waitSignal(desktop.status_changed, timeout=30_000) as status:
+            desktop.refresh()
+        lines.append(status.args[0])
+    assert lines == ["Remembers nothing yet · local AI on, its model not downloaded yet",
+                     "Remembers nothing yet · local AI on"]
 
 
 def test_the_tray_menu_actions(make_desktop: Any, home: Path, tmp_path: Path, qtbot: Any) -> None:

@@ -77,7 +77,7 @@ def test_an_openai_compatible_server_answers_with_json_schema_output() -> None:
                                 json_schema={"type": "object"})
     finally:
         fake.close()
-    assert provider.local and json.loads(out.text) == {"answer": "ok"} and out.tokens == 5
+    assert json.loads(out.text) == {"answer": "ok"} and out.tokens == 5
     assert fake.bodies[0]["response_format"]["json_schema"]["schema"] == {"type": "object"}
     assert fake.bodies[0]["model"] == "qwen3.5:4b"
 

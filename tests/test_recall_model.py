@@ -30,10 +30,6 @@ class FakeModel:
         self.answer = {"answer": "See [1].", "cites": [1]} if answer is None else answer
         self.calls: list[dict[str, Any]] = []
 
-    @property
-    def local(self) -> bool:
-        return True
-
     def rates(self, deadline: float | None = None) -> Rates | None:
         return self.speeds
 

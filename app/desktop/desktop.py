@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QFileDialog, QSystemTrayIcon
 
 from engram.core import Engine, EngramError, Paths
 from engram.core.errors import IngestCancelled, IngestError, InvalidArgument, NotFound, SettingsError
+from engram.core.models.readiness import readiness
 from engram.core.settings_file import LoadedSettings, load_settings
 from engram.core.tool_calls import output_of
 from engram.core.tools.results import IngestResult
@@ -283,7 +284,7 @@ class Desktop(QObject):
         if job.error is not None:
             text = f"{job.error.title}: {job.error.message}"
         else:
-            local_ai = "local AI on" if self.engine.settings.recall.llm else "local AI off"
+            local_ai = _local_ai(self.engine)
             text = f"Remembers {remembered(job.result)} · {local_ai}"
         self.shell.counts_changed.emit(job)
         self.shell.status_changed.emit(text)
@@ -340,3 +341,15 @@ class Desktop(QObject):
         if state != self.state:
             self.state = state
             self.state_changed.emit(state)
+
+
+def _local_ai(engine: Engine) -> str:
+    """Whether recall's local AI is on, in the status line's words (from a stat of its model file, no hashing)."""
+    if not engine.settings.recall.llm:
+        return "local AI off"
+    ready = readiness(engine.settings, engine.paths)
+    if not ready.where.on_this_computer:
+        return "local AI off (the helper model runs elsewhere)"
+    if ready.needs_download:
+        return "local AI on, its model not downloaded yet"
+    return "local AI on" if ready.ready else "local AI on, but it cannot run (see Settings)"

@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engram.core import Engine, EngramError
+from engram.core import Engine
 from engram.core.manifest import ModelEntry, load_manifest
-from engram.core.models.runs_where import runs_where
+from engram.core.models.readiness import readiness
 
 from .. import keys
 from .every_setting import EverySetting
@@ -167,19 +167,16 @@ class SettingsPage(QWidget):
         s = self.engine.settings
         what = ("When local AI plans and answers recalls, the helper model plans extra searches and condenses the "
                 "evidence into an answer that cites it; otherwise a recall returns the evidence itself. ")
-        where = runs_where(s)
-        if not where.on_this_computer:
-            why = (f"It cannot be on now: the helper model runs on {where.describe()}, not on this computer, and "
-                   "recall never sends your memory elsewhere.")
+        ready = readiness(s, self.engine.paths)
+        if not ready.where.on_this_computer:
+            why = (f"It cannot be on now: the helper model runs on {ready.where.describe()}, not on this computer, "
+                   "and recall never sends your memory elsewhere.")
+        elif ready.needs_download and ready.entry is not None:
+            why = f"It would fall back to plain recall: {ready.entry.id} is not downloaded yet (Download below)."
+        elif not ready.ready:
+            why = f"It cannot be on now: {ready.problem}"
         else:
-            try:
-                entry = self.models.entry()
-            except EngramError as exc:
-                why = f"It cannot be on now: {exc.message}"
-            else:
-                present = bool(entry.local_path) or self.models.state(entry).present
-                why = (f"It can be on: {entry.id} is on this computer." if present else
-                       f"It would fall back to plain recall: {entry.id} is not downloaded yet (Download below).")
+            why = f"It can be on: {ready.sentence()}."
         state = "on" if s.recall.llm else "off"
         self.llm_state.setText(f"{what}Now {state}. {why}")
 

@@ -35,9 +35,6 @@ DEFAULT_URLS = {"ollama": "http://127.0.0.1:11434", "vllm": "http://127.0.0.1:80
 class Provider(Protocol):
     name: str
 
-    @property
-    def local(self) -> bool: ...
-
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
                  json_schema: dict[str, Any] | None = None) -> Completion: ...
 
@@ -100,10 +97,6 @@ class LocalProvider:
     model: LoadedModel
     name: str = "local"
 
-    @property
-    def local(self) -> bool:
-        return True
-
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
                  json_schema: dict[str, Any] | None = None) -> Completion:
         return self.model.complete(messages, deadline=deadline, max_tokens=max_tokens, json_schema=json_schema)
@@ -124,10 +117,6 @@ class OpenAICompatibleProvider:
     model: str
     key: str | None = None
     client: httpx2.Client | None = None
-
-    @property
-    def local(self) -> bool:
-        return is_local_inference(self.name, self.base_url)
 
     def rates(self, deadline: float | None = None) -> Rates | None:
         return None
@@ -170,10 +159,6 @@ class AnthropicProvider:
     key: str
     base_url: str = DEFAULT_URLS["anthropic"]
     name: str = "anthropic"
-
-    @property
-    def local(self) -> bool:
-        return False
 
     def rates(self, deadline: float | None = None) -> Rates | None:
         return None

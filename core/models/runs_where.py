@@ -1,8 +1,9 @@
-"""Where the helper model runs, decided once from the settings.
+"""Where the helper model and the chat model run, decided once from the settings.
 
-Every reader asks this module: the engine when it builds a provider, recall before it lets a model read
-memory, ``engram status`` and the desktop's Settings page when they say whether local AI can be on. The
-local-inference rule (``providers.is_local_inference``) is applied here and nowhere else:
+Every reader asks this module: the engine when it builds a provider or the chat model, recall before it lets a
+model read memory, ``engram status`` and the desktop when they say whether local AI can be on (through
+``readiness``, which adds whether the model's file is here). The local-inference rule
+(``providers.is_local_inference``) is applied here and nowhere else:
 
 - ``local``: llama.cpp in this process, with ``helper.local.model`` (``model.chat_large`` for the
   ``chat-large`` role);
@@ -47,7 +48,13 @@ class Where:
 
 
 def runs_where(settings: Settings, role: str = "helper") -> Where:
-    """Where the helper model for ``role`` runs, per ``helper.*`` (``chat-large``: ``model.chat_large``)."""
+    """Where the model for ``role`` runs: the helper's roles per ``helper.*`` (``chat-large``:
+    ``model.chat_large``), ``chat`` per ``chat.*``."""
+    if role == "chat":
+        chat = settings.chat
+        if chat.provider == "local":
+            return Where("local", "", chat.local_model)
+        return Where(chat.provider, chat.base_url or DEFAULT_URLS[chat.provider], chat.remote_model)
     helper = settings.helper
     if helper.provider == "local":
         model = settings.model.chat_large if role == "chat-large" else helper.local.model
