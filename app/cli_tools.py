@@ -38,6 +38,7 @@ COMMANDS = (
     ToolCommand("status", "status", (), "What the workspace holds"),
     ToolCommand("device", "device_context", (), "This computer as the models see it"),
     ToolCommand("wake-up", "wake_up", (), "Orientation: recent notes and current facts"),
+    ToolCommand("review", "review", (), "Repeats, near duplicates stored apart, and superseded memories"),
     ToolCommand("remember", "store", ("content",), "Remember a note"),
     ToolCommand("delete", "delete", ("ids",), "Delete memories by id (or --source to forget a file)"),
 )

@@ -14,7 +14,7 @@ from .errors import InvalidArgument
 from .recall.plan import EVIDENCE_TOOLS, PlanTools
 from .recall.render import format_recall
 from .recall.run import recall_rows
-from .tools import forget, formats, overview, reads, writes
+from .tools import forget, formats, overview, reads, review, writes
 from .tools.spec import Tool, describe_validation_error
 from .tools.spec import args_model as _args_model
 from .tools.spec import call_model as _call_model
@@ -28,6 +28,7 @@ _ENGINE_TOOLS = (
     Tool("list_sources", reads.list_sources, formats.format_sources, idempotent=True, budgeted=True),
     Tool("kg_query", reads.kg_query, formats.format_facts, idempotent=True, budgeted=True),
     Tool("graph_scope", reads.graph_scope, formats.format_graph_scope, idempotent=True),
+    Tool("review", review.review, formats.format_review, idempotent=True, budgeted=True),
     Tool("status", overview.status, formats.format_status, idempotent=True),
     Tool("device_context", overview.device_context, formats.format_device, idempotent=True),
     Tool("wake_up", overview.wake_up, formats.format_wake_up, idempotent=True, budgeted=True),

@@ -34,6 +34,7 @@ from .tools.results import (
     IngestResult,
     MemoryList,
     NeighborList,
+    Review,
     SearchResult,
     SourceInfo,
     SourceList,
@@ -147,6 +148,13 @@ class ToolCalls:
                     workspace: str = "") -> ToolOutput[GraphScope]:
         """The shape of the graph (raises as ``Engine.call``)."""
         return self._run("graph_scope", GraphScope, project=project, limit=limit, workspace=workspace)
+
+    def review(self, *, project: str | None = None, limit: int = 20, threshold: float | None = None,
+               workspace: str = "", max_chars: int | None = None) -> ToolOutput[Review]:
+        """Memories written more than once, near-duplicate pairs stored apart, superseded memories (raises as
+        ``Engine.call``)."""
+        return self._run("review", Review, project=project, limit=limit, threshold=threshold, workspace=workspace,
+                         max_chars=max_chars)
 
     def recall(self, question: str, *, plan: list[PlanStep] | None = None, condense: bool = True,
                workspace: str = "", run: str | None = None,

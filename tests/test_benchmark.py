@@ -176,7 +176,7 @@ def test_speed_suite_quick(tmp_path: Path, cache: Path, lookups: Path) -> None:
 def test_mcp_suite_quick(tmp_path: Path, cache: Path) -> None:
     _, envelope = run_suite(tmp_path, cache, "mcp")
     result = envelope["result"]
-    assert result["tool_list"]["tools"] == 18 and result["startup"]["warm"]["first_tool_call"]["median_ms"] > 0
+    assert result["tool_list"]["tools"] == 19 and result["startup"]["warm"]["first_tool_call"]["median_ms"] > 0
 
 
 def test_models_suite_quick(tmp_path: Path, cache: Path) -> None:

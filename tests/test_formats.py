@@ -23,9 +23,11 @@ from engram.core.tools.results import (
     IngestResult,
     Memory,
     MemoryList,
+    NearPair,
     Neighbor,
     NeighborList,
     ProjectCount,
+    Review,
     SearchHit,
     SearchResult,
     SkippedFile,
@@ -211,3 +213,21 @@ def test_block_formats_respect_every_budget(budget: int) -> None:
     hits = [SearchHit(**memory(i), score=0.01, channels=["semantic"]) for i in range(30)]
     text = formats.format_search(SearchResult(query="https", hits=hits), budget)
     assert len(text) <= budget and "of 30 results shown" in text.splitlines()[-1]
+
+
+def test_review_format() -> None:
+    """Repeats, near pairs stored apart and superseded notes, then the same review with nothing to tidy."""
+    def note(i: int, content: str, **kw: object) -> Memory:
+        return Memory(**memory(i, kind="note", type="decision", source="", start_line=0, end_line=0, title="",
+                               content=content), **kw)
+
+    review = Review(
+        workspace="default", project="ops", threshold=0.95,
+        seen_again=[note(1, "Deploys go out on Tuesdays after the review.", seen_count=4, last_seen=T2)],
+        seen_again_total=3,
+        near_pairs=[NearPair(similarity=0.9712, first=note(2, "We roll back with git revert, then redeploy."),
+                             second=note(3, "Roll back with git revert and redeploy."))],
+        near_pairs_total=1, compared=5000, current=6200,
+        superseded=[note(4, "Deploy with Ansible.", valid_to=T2, superseded_by="b2c3d4e5f6a7")], superseded_total=1)
+    empty = Review(workspace="default", threshold=0.95, compared=12, current=12)
+    check("review", formats.format_review(review, 4000) + "\n---\n" + formats.format_review(empty, 4000))

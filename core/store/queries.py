@@ -139,6 +139,10 @@ class Queries:
         return self._scan(self._memories, sql.all_of("seen_count > 1", CURRENT, _NOTES, _in_project(project)),
                           columns)
 
+    def current_notes(self, columns: Sequence[str], *, project: str | None = None) -> list[Row]:
+        """``columns`` of the current notes and exchanges (of ``project``), unordered."""
+        return self._scan(self._memories, sql.all_of(CURRENT, _NOTES, _in_project(project)), columns)
+
     def superseded_memories(self, columns: Sequence[str], *, project: str | None = None) -> list[Row]:
         """``columns`` of the memories (of ``project``) a newer one superseded, unordered."""
         return self._scan(self._memories, sql.all_of(SUPERSEDED, _in_project(project)), columns)

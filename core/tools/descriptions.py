@@ -17,6 +17,7 @@ DESCRIPTIONS: dict[str, str] = {
     "list_sources": "What is indexed: ingested files and texts, paged.",
     "kg_query": "Current facts (subject, predicate, object) with their ids; filter by any part.",
     "graph_scope": "Overview of the graph: relations, most-mentioned identifiers, fact predicates.",
+    "review": "Tidying memory: notes written more than once, near duplicates stored apart, superseded notes.",
     "status": "Counts, projects, indexes and model state of a workspace.",
     "device_context": "This computer: OS, CPU, memory, llama.cpp build, GPU offload.",
     "wake_up": "At the start of a session: recent notes and current facts, briefly.",

@@ -23,6 +23,7 @@ from .results import (
     Memory,
     MemoryList,
     NeighborList,
+    Review,
     SearchResult,
     SourceInfo,
     SourceList,
@@ -307,6 +308,47 @@ def format_forgotten(f: Forgotten, max_chars: int) -> str:
         if f.memories > len(f.listed):
             lines.append(f"  … and {f.memories - len(f.listed):,} more notes and exchanges")
         lines.append("Call forget again with the same filters and confirm=true to forget them.")
+    return _limit_lines(lines, max_chars, "lines")
+
+
+def _gist(memory: Memory, width: int = 100) -> str:
+    """A memory in one line: its title, or its text's start."""
+    text = memory.title or " ".join(memory.content.split())
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def format_review(r: Review, max_chars: int) -> str:
+    scope = f"project {r.project}" if r.project else "every project"
+    lines = [f"Review of {r.workspace}, {scope}:"]
+    if r.seen_again_total:
+        lines.append(f"Written more than once ({r.seen_again_total:,}; each repeat was counted on the memory, "
+                     "not stored again):")
+        lines += [f"  {m.id} · {m.project} · {m.kind} · seen {m.seen_count} times · {_gist(m)}" for m in r.seen_again]
+        if r.seen_again_total > len(r.seen_again):
+            lines.append(f"  … and {r.seen_again_total - len(r.seen_again):,} more (raise limit)")
+    else:
+        lines.append("Written more than once: none.")
+    compared = (f"the newest {r.compared:,} of {r.current:,} current notes and exchanges compared"
+                if r.compared < r.current else f"{r.current:,} current notes and exchanges compared")
+    if r.near_pairs_total:
+        pairs = "pair" if r.near_pairs_total == 1 else "pairs"
+        lines.append(f"Near duplicates stored apart ({r.near_pairs_total:,} {pairs} at similarity ≥ {r.threshold:g}; "
+                     f"{compared}; engram merge ID ID, or store with supersedes, makes a pair one):")
+        for pair in r.near_pairs:
+            lines.append(f"  {pair.similarity:.3f}: {pair.first.id} {_gist(pair.first, 60)} | {pair.second.id} "
+                         f"{_gist(pair.second, 60)}")
+        if r.near_pairs_total > len(r.near_pairs):
+            lines.append(f"  … and {r.near_pairs_total - len(r.near_pairs):,} more pairs (raise limit)")
+    else:
+        lines.append(f"Near duplicates stored apart: none at similarity ≥ {r.threshold:g} ({compared}).")
+    if r.superseded_total:
+        lines.append(f"Superseded ({r.superseded_total:,}; kept as history, left out of search unless history=true):")
+        lines += [f"  {m.id} · {m.project} · superseded by {m.superseded_by} on "
+                  f"{_date(m.valid_to) if m.valid_to else '?'} · {_gist(m)}" for m in r.superseded]
+        if r.superseded_total > len(r.superseded):
+            lines.append(f"  … and {r.superseded_total - len(r.superseded):,} more (raise limit)")
+    else:
+        lines.append("Superseded: none.")
     return _limit_lines(lines, max_chars, "lines")
 
 

@@ -236,6 +236,33 @@ class Forgotten(BaseModel):
     kept_out: int = 0  # of ``files``, the ingested files kept out of later ingests of their folder
 
 
+class NearPair(BaseModel):
+    """Two current memories of one project and kind near enough to be duplicates, stored apart."""
+
+    similarity: float
+    first: Memory  # the newer
+    second: Memory
+
+
+class Review(BaseModel):
+    """What ``review`` found to show a person: repeats, near-duplicate pairs, superseded memories."""
+
+    workspace: str
+    project: str | None = None
+    threshold: float
+    #: Current notes and exchanges written more than once, most often first.
+    seen_again: list[Memory] = Field(default_factory=list)
+    seen_again_total: int = 0
+    near_pairs: list[NearPair] = Field(default_factory=list)
+    near_pairs_total: int = 0
+    #: Current notes and exchanges compared for near pairs, of ``current`` in all (the newest are compared).
+    compared: int = 0
+    current: int = 0
+    #: Memories a newer version superseded, most recently superseded first.
+    superseded: list[Memory] = Field(default_factory=list)
+    superseded_total: int = 0
+
+
 class FactChange(BaseModel):
     action: str
     fact: Fact
