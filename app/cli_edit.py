@@ -1,8 +1,7 @@
 """``engram edit ID`` and ``engram merge ID ID``: a note's new version, and two memories made one, as history keeps.
 
-Both are ``store`` calls with ``supersedes``: the edited text is stored as a new memory that supersedes the old (the
-old text stays, marked superseded); a merge stores the longer of two texts again, which store's duplicate handling
-counts on the memory that holds it, and supersedes the other by it. Nothing is deleted.
+What they do is ``revise.edit`` and ``revise.merge`` (the window's Edit and Merge do the same); this module reads
+the command line and opens the user's editor.
 """
 
 from __future__ import annotations
@@ -13,20 +12,18 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from engram.core import Paths, Settings
-from engram.core.errors import InvalidArgument, NotFound
-from engram.core.tool_calls import ToolCalls, ToolOutput
-from engram.core.tools.results import Memory, Stored
+from engram.core.errors import InvalidArgument
 
 from .cli_calls import open_calls, typed
+from .revise import EditorFn, edit, merge
 from .terminal import for_stream
 
 COMMANDS = ("edit", "merge")
-EditorFn = Callable[[str], str]
 
 
 def add_parsers(sub: Any) -> None:
@@ -52,77 +49,11 @@ def run(args: argparse.Namespace, paths: Paths, settings: Settings, environ: Map
     with open_calls(paths, settings, environ) as calls:
         tools = typed(calls)
         if args.command == "edit":
-            text = edit(tools, args.id, args.content, args.workspace, editor or _editor(environ))
+            text = edit(tools, args.id, args.content, args.workspace, editor or _editor(environ)).text
         else:
-            text = merge(tools, args.ids[0], args.ids[1], args.workspace)
+            text = merge(tools, args.ids[0], args.ids[1], args.workspace).text
     print(for_stream(text, sys.stdout))
     return 0
-
-
-def _memories(tools: ToolCalls, ids: list[str], workspace: str) -> list[Memory]:
-    out = tools.get_memory(ids, workspace=workspace).result
-    if out.missing:
-        raise NotFound(f"No memory with id {', '.join(out.missing)} in the workspace; nothing was stored. Use an "
-                       "id printed by search or get.")
-    by_id = {m.id: m for m in out.items}
-    return [by_id[i] for i in ids]
-
-
-def _editable(memory: Memory) -> None:
-    if memory.kind not in ("note", "exchange"):
-        raise InvalidArgument(f"Memory {memory.id} is a {memory.kind} of an ingested file or text: only notes "
-                              "and exchanges are edited or merged here (change the file and ingest it again).")
-    if memory.superseded_by:
-        raise InvalidArgument(f"Memory {memory.id} was already superseded by {memory.superseded_by}: edit that "
-                              "one instead. Nothing was stored.")
-
-
-def _store_again(tools: ToolCalls, memory: Memory, content: str, tags: list[str], supersedes: str,
-                 workspace: str) -> ToolOutput[Stored]:
-    """``content`` stored as a memory of ``memory``'s project, kind, type and title, superseding ``supersedes``."""
-    kind: Literal["note", "exchange"] = "exchange" if memory.kind == "exchange" else "note"
-    return tools.store(content, project=memory.project, kind=kind, type=memory.type, tags=tags,
-                       title=memory.title, supersedes=[supersedes], workspace=workspace)
-
-
-def edit(tools: ToolCalls, memory_id: str, content: str | None, workspace: str, editor: EditorFn) -> str:
-    """Store the edited text of ``memory_id`` as its new version; the result's text.
-
-    Raises:
-        NotFound: no such memory. InvalidArgument: not a current note or exchange, or the new text is blank.
-    """
-    (old,) = _memories(tools, [memory_id], workspace)
-    _editable(old)
-    new = content if content is not None else editor(old.content)
-    if not new.strip():
-        raise InvalidArgument("The new text is blank; nothing was stored (`engram delete ID` forgets a note).")
-    if new.strip() == old.content.strip():
-        return f"No change to {memory_id}; nothing was stored."
-    return _store_again(tools, old, new, old.tags, memory_id, workspace).text
-
-
-def merge(tools: ToolCalls, first: str, second: str, workspace: str) -> str:
-    """Keep the longer text of two memories, superseding the other by it; the result's text.
-
-    Raises:
-        NotFound: either is missing. InvalidArgument: the same id twice, different projects or kinds, or one that
-        is not a current note or exchange.
-    """
-    if first == second:
-        raise InvalidArgument("Give two different memories to merge; nothing was changed.")
-    a, b = _memories(tools, [first, second], workspace)
-    for m in (a, b):
-        _editable(m)
-    if (a.project, a.kind) != (b.project, b.kind):
-        raise InvalidArgument(f"{first} is a {a.kind} of project {a.project} and {second} a {b.kind} of "
-                              f"project {b.project}: only memories of one project and kind are merged.")
-    kept, other = (a, b) if len(a.content) >= len(b.content) else (b, a)
-    done = _store_again(tools, kept, kept.content, list(dict.fromkeys([*kept.tags, *other.tags])), other.id,
-                        workspace)
-    if done.result.id != kept.id:  # duplicate handling off: the kept text was stored as a memory of its own
-        return (f"{done.text}\n(Duplicate handling is off, so the kept text was stored as {done.result.id}; "
-                f"{kept.id} stays current beside it.)")
-    return done.text
 
 
 def _editor(environ: Mapping[str, str]) -> EditorFn:

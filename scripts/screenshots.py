@@ -144,6 +144,12 @@ async def shoot(out: Path) -> None:
     for note, kind in (("We pin llama-cpp-python to 0.3.36: newer builds changed the embedding API.", "decision"),
                        ("Release checklist: run .ci/run from a fresh clone, then tag.", "todo")):
         await asyncio.to_thread(engine.call, "store", {"content": note, "type": kind, "project": "engram"})
+    # Something for the review to show: a note written twice, and one that a newer version superseded.
+    await asyncio.to_thread(engine.tools.store, "We pin llama-cpp-python to 0.3.36: newer builds changed the "
+                            "embedding API.", type="decision", project="engram")
+    old = await asyncio.to_thread(engine.tools.store, "Deploys go out on Mondays.", project="engram")
+    await asyncio.to_thread(engine.tools.store, "Deploys go out on Tuesdays, after the review.", project="engram",
+                            supersedes=[old.result.id])
     desktop = Desktop(paths, os.environ, engine=engine, tray=True)
     await desktop.start_service()
     desktop.attach_tray()
@@ -165,6 +171,22 @@ async def shoot(out: Path) -> None:
         await asyncio.sleep(0.1)
     for scheme in SCHEMES:
         await pages(desktop, out, scheme)
+
+    window.resize(*SIZES[-1])
+    window.tabs.setCurrentWidget(window.memory)
+    tidy = window.memory.tidy
+    tidy.review()  # the review of duplicates and history, beside the page
+    await wait_signal(desktop.jobs.finished, check=lambda job: job.title == "Reviewing duplicates and history")
+    await settle()
+    tidy.review_dialog.grab().save(str(out / "memory-review.png"))
+    tidy.review_dialog.close()
+    tidy.forget_by_filter()
+    tidy.forget_dialog.project.setCurrentText("engram")
+    tidy.forget_dialog.preview()
+    await wait_signal(desktop.jobs.finished, check=lambda job: job.title == "Listing what would be forgotten")
+    await settle()
+    tidy.forget_dialog.grab().save(str(out / "memory-forget.png"))
+    tidy.forget_dialog.close()
 
     menu = desktop.tray.menu
     menu.popup(QPoint(600, 80))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.app import cli_edit, cli_forget
+from engram.app import cli_forget, revise
 from engram.app.cli_calls import LocalCalls, typed
 from engram.core import Engine
 from engram.core.errors import InvalidArgument
@@ -212,18 +212,18 @@ def test_engram_edit_stores_a_new_version_and_the_old_stays_as_history(engine: E
         seen.append(text)
         return text.replace("02:00", "03:30")
 
-    said = cli_edit.edit(tools, old.result.id, None, "", editor)
+    said = revise.edit(tools, old.result.id, None, "", editor).text
     assert seen == ["Backups run nightly at 02:00"] and said.startswith("stored note")
     chain = engine.call("get_memory", {"ids": [old.result.id]}).result
     (was,) = chain.items
     assert was.superseded_by is not None and was.valid_to is not None
     (new,) = engine.call("get_memory", {"ids": [was.superseded_by]}).result.items
     assert (new.content, new.project) == ("Backups run nightly at 03:30", "ops") and "backup" in new.tags
-    assert cli_edit.edit(tools, new.id, "Backups run nightly at 03:30", "", editor).startswith("No change")
+    assert revise.edit(tools, new.id, "Backups run nightly at 03:30", "", editor).text.startswith("No change")
     with pytest.raises(InvalidArgument, match="already superseded"):
-        cli_edit.edit(tools, old.result.id, "again", "", editor)
+        revise.edit(tools, old.result.id, "again", "", editor)
     with pytest.raises(InvalidArgument, match="blank"):
-        cli_edit.edit(tools, new.id, "  ", "", editor)
+        revise.edit(tools, new.id, "  ", "", editor)
 
 
 def test_engram_merge_keeps_the_longer_text_and_supersedes_the_other(engine: Engine) -> None:
@@ -233,9 +233,9 @@ def test_engram_merge_keeps_the_longer_text_and_supersedes_the_other(engine: Eng
                                  "tags": ["release"]}).result.id
     other = engine.call("store", {"content": "Something of another project", "project": "ops"}).result.id
     with pytest.raises(InvalidArgument, match="only memories of one project and kind"):
-        cli_edit.merge(tools, short, other, "")
-    said = cli_edit.merge(tools, short, long, "")
-    assert long in said
+        revise.merge(tools, short, other, "")
+    said = revise.merge(tools, short, long, "")
+    assert long in said.text and said.id == long
     items = {m.id: m for m in engine.call("get_memory", {"ids": [short, long]}).result.items}
     assert items[short].superseded_by == long and items[long].valid_to is None and items[long].seen_count == 2
     assert engine.call("forget", {"project": "web"}).result.memories == 2
@@ -263,8 +263,8 @@ def test_the_command_lines_typed_calls_read_a_services_json_back_as_the_tools_mo
     (memory,) = tools.get_memory([note.id]).result.items
     assert memory == engine.tools.get_memory([note.id]).result.items[0]
     assert isinstance(memory.created_at, datetime) and "deploy" in memory.tags
-    said = cli_edit.edit(tools, note.id, "Deploys happen on Fridays", "", lambda text: text)
-    assert f"it supersedes {note.id}" in said
+    said = revise.edit(tools, note.id, "Deploys happen on Fridays", "", lambda text: text)
+    assert f"it supersedes {note.id}" in said.text and said.id != note.id
     preview = tools.forget(project="ops", since=datetime(2000, 1, 1, tzinfo=UTC)).result  # both versions
     assert preview.dry_run and preview.count == 2 and wire.sent[-1]["since"] == "2000-01-01T00:00:00Z"
     assert typed(LocalCalls(engine)) is engine.tools, "in process, no JSON round trip"

@@ -1,10 +1,12 @@
 """The Memory page: what Engram remembers, by workspace, project, file and note, and ways to tidy it.
 
-A tree lists the workspaces (a shared one, in a team's bucket, says so) and their projects; opening a project loads its files (200 at a time, "Show
-more…" loads the next page) and its latest notes. Below the tree: a box to add a note, a button to ingest
-a folder with the ingests in progress (each with Cancel: it stops after the files being written, and those
-stay remembered), a switch to pause indexing, Forget for the selected file or note, and a button that adds a
-shared workspace.
+A tree lists the workspaces (a shared one, in a team's bucket, says so) and their projects; opening a project loads
+its files (200 at a time, "Show more…" loads the next page) and its latest notes. Beside the tree, the selected
+note or file in full with where it came from and its versions (``memory_detail``); Edit, Merge, Review, Forget by
+filter, Export and Import work on the selection or the workspace (``memory_tidy``). Below: a box to add a note, a
+button to ingest a folder with the ingests in progress (each with Cancel: it stops after the files being written,
+and those stay remembered), a switch to pause indexing, Forget for the selected file or note, and a button that
+adds a shared workspace.
 Every engine call runs as a job; the tree is read again a second after anyone writes or forgets memories.
 """
 
@@ -24,6 +26,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QSplitter,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -39,6 +42,8 @@ from .cards import ForgetTarget, ask_to_forget
 from .counts import count_of
 from .job_row import JobRow
 from .jobs import Job, Jobs
+from .memory_detail import MemoryDetail
+from .memory_tidy import Tidy
 from .memory_tree import NOTES_SHOWN, ROLE, Entry, Row, entry_of, fill, read_project, read_workspaces, sync
 from .shared_dialog import SharedWorkspaceDialog
 from .shell import Shell
@@ -78,6 +83,7 @@ class MemoryPage(QWidget):
         self.confirm: QMessageBox | None = None
         self.tree = _named(QTreeWidget(), "What Engram remembers, by workspace, project, file and note")
         self.tree.setHeaderHidden(True)
+        self.tree.setSelectionMode(QTreeWidget.SelectionMode.ExtendedSelection)  # two notes, for Merge
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a long path keeps its start and its file name
@@ -92,7 +98,10 @@ class MemoryPage(QWidget):
         self.forget_button.setToolTip("Forget the selected file or note (Delete key)")
         self.forget_button.setEnabled(False)
         self.forget_button.clicked.connect(self.confirm_forget)
-        self.tree.itemSelectionChanged.connect(lambda: self.forget_button.setEnabled(self.selected() is not None))
+        self.tree.itemSelectionChanged.connect(self._selection_changed)
+        self.detail = MemoryDetail(jobs, engine)
+        self.tidy = Tidy(self, jobs, engine, self.detail, say=self._say, changed=self._changed,
+                         context=self.context, projects=self.projects_of)
         self.share_button = _named(QPushButton("Add a shared workspace…"), "Add a shared workspace")
         self.share_button.setToolTip("A workspace in a bucket your team shares (S3 or S3-compatible storage)")
         self.share_button.clicked.connect(self.add_shared_workspace)
@@ -123,9 +132,17 @@ class MemoryPage(QWidget):
         ingest_layout.addLayout(self.jobs_box)
         ingest_layout.addStretch(1)
 
+        split = QSplitter()
+        split.setChildrenCollapsible(False)
+        split.addWidget(self.tree)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        edit, merge, review, forget_filter, export, import_ = self.tidy.buttons
         layout = QVBoxLayout(self)
-        layout.addWidget(self.tree, 3)
-        layout.addLayout(_row(self.message, self.share_button, self.forget_button))
+        layout.addLayout(_row(review, forget_filter, export, import_, self.share_button, QWidget(), stretching=5))
+        layout.addWidget(split, 3)
+        layout.addLayout(_row(self.message, edit, merge, self.forget_button))
         layout.addLayout(_row(add, ingest), 1)
         self._rows: dict[int, JobRow] = {}
         self._cancels: dict[int, QPushButton] = {}
@@ -272,9 +289,34 @@ class MemoryPage(QWidget):
     # ------------------------------------------------------------------ forget
 
     def selected(self) -> Entry | None:
-        """The selected file or note (None when something else, or nothing, is selected)."""
-        entry = entry_of(self.tree.currentItem()) if self.tree.selectedItems() else None
+        """The selected file or note (None when something else, several things, or nothing is selected)."""
+        chosen = self.tree.selectedItems()
+        entry = entry_of(chosen[0]) if len(chosen) == 1 else None
         return entry if entry is not None and entry.kind in ("file", "note") else None
+
+    def _selection_changed(self) -> None:
+        self.forget_button.setEnabled(self.selected() is not None)
+        self.tidy.select([e for item in self.tree.selectedItems() if (e := entry_of(item)) is not None])
+
+    def context(self) -> tuple[str, str | None]:
+        """The workspace and project the person is looking at: the selection's, else the default workspace's."""
+        entry = entry_of(self.tree.currentItem())
+        if entry is not None and entry.workspace:
+            return entry.workspace, entry.project or None
+        return self.engine.settings.store.default_workspace, None
+
+    def projects_of(self, workspace: str) -> list[str]:
+        """The projects the tree lists for ``workspace``."""
+        item = self._find(("workspace", workspace, "", ""))
+        if item is None:
+            return []
+        return [e.project for i in range(item.childCount()) if (e := entry_of(item.child(i))) and e.kind == "project"]
+
+    def _say(self, text: str) -> None:
+        self.message.setText(text)
+
+    def _changed(self) -> None:
+        self.reload()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """The Delete key on the tree asks to forget the selected file or note."""
