@@ -38,6 +38,22 @@ class Derived:
             self._values[name] = (version, value)
         return value
 
+    def keep(self, name: str, make: Callable[[], T]) -> T:
+        """The object ``name`` this store keeps while it lives (``make()`` on first use), for state its owner
+        brings up to date itself and stamps with ``set_stamp``."""
+        with self._lock:
+            if name not in self._values:
+                self._values[name] = (None, make())
+            return cast(T, self._values[name][1])
+
+    def moved_on(self, before: Hashable, after: Hashable) -> None:
+        """The versions ``before`` became ``after`` without a row changing (maintenance compacted or indexed a
+        table): what was stamped at ``before`` holds at ``after`` too."""
+        with self._lock:
+            for name, stamp in list(self._stamps.items()):
+                if stamp == before:
+                    self._stamps[name] = after
+
     def stamp(self, name: str) -> Hashable | None:
         """The versions recorded for ``name`` by ``set_stamp`` (``None``: never)."""
         with self._lock:

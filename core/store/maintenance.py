@@ -239,15 +239,22 @@ def steps(store: WorkspaceStore, vector_index_min_rows: int, keep_versions: time
     tables = _tables(store)
     seen = state.settled_versions if settle else state.maintained_versions
 
+    def unchanged_rows(what: str, fn: Callable[[], object]) -> None:
+        # Indexing and compacting move the memories table to a new version and change no row in it: what was
+        # derived from the version before (the duplicate lookup's index) still holds.
+        before = tables["memories"].version
+        _guarded(store, what, fn)
+        store.derived.moved_on(("memories", before), ("memories", tables["memories"].version))
+
     def indexes() -> None:
-        _guarded(store, "creating indexes", lambda: _create_indexes(store, vector_index_min_rows))
+        unchanged_rows("creating indexes", lambda: _create_indexes(store, vector_index_min_rows))
 
     def optimize(name: str) -> Callable[[], None]:
         def step() -> None:
             table = tables[name]
             if seen.get(name) == table.version:
                 return
-            _guarded(store, f"optimizing {name}", lambda: table.optimize(cleanup_older_than=keep_versions))
+            unchanged_rows(f"optimizing {name}", lambda: table.optimize(cleanup_older_than=keep_versions))
             state.maintained_versions[name] = table.version
             if settle:
                 state.settled_versions[name] = table.version

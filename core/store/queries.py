@@ -79,6 +79,10 @@ class Queries:
         """How many facts have not been ended."""
         return self._count(self._facts, "ended IS NULL")
 
+    def memories_version(self) -> int:
+        """The version of the memories table read now."""
+        return self._version(self._memories)
+
     def content_versions(self) -> tuple[int, int, int]:
         """The versions of the memories, sources and edges tables read now (what digests are derived from)."""
         return self._version(self._memories), self._version(self._sources), self._version(self._edges)

@@ -307,7 +307,9 @@ class WorkspaceStore(Queries):
         """Change columns of one memory in one commit (``values``: column → new value; a new title or content
         brings its ``search_text`` along)."""
         changes: dict[str, Any] = dict(values)
-        if "title" in changes or "content" in changes:
+        if "title" in changes and "content" in changes:
+            changes["search_text"] = search_text(str(changes["title"]), str(changes["content"]))
+        elif "title" in changes or "content" in changes:
             old = self.memories_by_ids([memory_id], ["title", "content"]).get(memory_id)
             if old is not None:
                 changes["search_text"] = search_text(str(changes.get("title", old["title"])),

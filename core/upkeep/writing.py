@@ -18,6 +18,7 @@ from ..ingest.records import content_hash, edge, mention_edges
 from ..settings import UpkeepSettings
 from ..store import WorkspaceStore
 from .duplicates import Duplicate, Merge, dedup_key, find_duplicate
+from .near_index import NearIndex, near_index
 
 #: At most this many memories one write may supersede.
 MAX_SUPERSEDES = 20
@@ -83,30 +84,55 @@ def write_memory(store: WorkspaceStore, upkeep: UpkeepSettings, row: Mapping[str
         StoreError: the workspace cannot be read or written.
     """
     key = dedup_key(row["kind"], row["project"], row["content"])
+    index = near_index(store) if upkeep.duplicates != "off" and NearIndex.usable(store) else None
     with store.reads_before_write():
-        found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
-                               mode=upkeep.duplicates, threshold=upkeep.near_threshold)
+        before = index.version(store) if index is not None else None
+        found: Duplicate | None | bool = False
+        if index is not None:
+            found = index.lookup(store, before, project=row["project"], kind=row["kind"], key=key, vector=row["vector"],
+                                 mode=upkeep.duplicates, threshold=upkeep.near_threshold)
+        if found is False:
+            found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
+                                   mode=upkeep.duplicates, threshold=upkeep.near_threshold)
+    assert found is not True
     if found is not None and found.id in supersedes:
         found = None  # a new version as it was: written as a memory of its own, superseding the old
+    commits = 0
+    added: list[dict[str, Any]] = []
+    changed: dict[str, Mapping[str, Any]] = {}
     if found is None:
-        store.add_memories([{**row, "dedup_key": key, "seen_count": 1, "last_seen": now}], edges)
+        added = [{**row, "dedup_key": key, "seen_count": 1, "last_seen": now}]
+        store.add_memories(added, edges)
         kept, seen, entities = str(row["id"]), 1, [e["dst"][2:] for e in edges if e["relation"] == "mentions"]
     else:
-        seen, entities = merge_into(store, found, row, key, now=now)
+        merged = merge_into(store, found, row, key, now=now)
+        seen, entities, changed = merged.seen, merged.entities, {found.id: merged.values}
         kept = found.id
+    commits += 1
     replaced = [i for i in supersedes if i != kept]
     if replaced:
         store.supersede(replaced, kept, now, [edge(kept, old, "supersedes", kept) for old in replaced])
+        commits += 1
+    if index is not None:
+        index.wrote(store, before, commits, added=added, changed=changed, gone=replaced)
     if found is None:
         return Written(kept, superseded=replaced, entities=entities)
     return Written(kept, duplicate_of=kept, merged=found.how, seen=seen, superseded=replaced, entities=entities)
 
 
-def merge_into(store: WorkspaceStore, found: Duplicate, row: Mapping[str, Any], key: str, *,
-               now: datetime) -> tuple[int, list[str]]:
+@dataclass(frozen=True)
+class Merged:
+    """What counting a memory on a stored one did: the sighting count, the entities the new text mentions (linked to
+    the kept memory) and the values written to it."""
+
+    seen: int
+    entities: list[str]
+    values: dict[str, Any]
+
+
+def merge_into(store: WorkspaceStore, found: Duplicate, row: Mapping[str, Any], key: str, *, now: datetime) -> Merged:
     """Count ``row`` as ``found`` written again: one more sighting, tags united, and (a near duplicate whose text is
-    longer) ``row``'s text, title and vector kept in its place. Returns the sighting count and the entities
-    the new text mentions (linked to the kept memory).
+    longer) ``row``'s text, title and vector kept in its place, in one commit of the memories table.
 
     Raises:
         StoreError: the workspace cannot be written.
@@ -122,11 +148,12 @@ def merge_into(store: WorkspaceStore, found: Duplicate, row: Mapping[str, Any], 
                       content_hash=content_hash(row["content"]), dedup_key=key, updated_at=now)
     store.update_memory(found.id, values)
     mentions = mention_edges(found.id, str(row["content"]), found.id)
-    linked = {(e.dst, e.relation) for e in store.edges_from([found.id])}
-    new = [e for e in mentions if (e["dst"], e["relation"]) not in linked]
-    if new:
-        store.add_memories([], new)
-    return seen, [e["dst"][2:] for e in mentions]
+    if mentions:  # a text that names no identifier has no links to add (and needs no look at the old ones)
+        linked = {(e.dst, e.relation) for e in store.edges_from([found.id])}
+        new = [e for e in mentions if (e["dst"], e["relation"]) not in linked]
+        if new:
+            store.add_memories([], new)
+    return Merged(seen, [e["dst"][2:] for e in mentions], values)
 
 
 def write_new_memories(store: WorkspaceStore, upkeep: UpkeepSettings, rows: Sequence[Mapping[str, Any]],
@@ -157,7 +184,7 @@ def write_new_memories(store: WorkspaceStore, upkeep: UpkeepSettings, rows: Sequ
             found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
                                    mode=upkeep.duplicates, threshold=upkeep.near_threshold)
         if found is not None:
-            seen, _ = merge_into(store, found, row, key, now=now)
+            seen = merge_into(store, found, row, key, now=now).seen
             new_edges += on_duplicate(row, found.id)
             written.append(Written(found.id, duplicate_of=found.id, merged=found.how, seen=seen))
             continue
