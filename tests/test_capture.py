@@ -161,6 +161,7 @@ def test_caps_leave_turns_out_and_say_so(paths: Paths, tmp_path: Path) -> None:
         assert (report.stored.new, report.stored.capped) == (1, 1)
         lines = status_lines(engine.capture_ledger(), settings)
     assert "1 turns stored" in lines[0] and "1 left out over a cap" in lines[1]
+    assert lines[2] == "capture per session: at most 1 turns; the longest so far 1; 1 sessions reached it"
 
 
 def test_an_editor_turned_off_is_not_read(paths: Paths, tmp_path: Path) -> None:

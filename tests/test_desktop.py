@@ -62,6 +62,7 @@ VALUES: dict[str, tuple[str, str | None]] = {
     "service.port": ("8765", "70000"),
     "capture.brief_chars": ("4000", "20000"),
     "capture.turns_per_day": ("500", "0"),
+    "capture.turns_per_session": ("200", "0"),
     "watch.quiet_sec": ("5", "0.01"),
     "chat.local_model": ("qwen3.5-4b", None),
     "chat.tool_format": ("hermes", None),

@@ -152,13 +152,14 @@ def test_home_shows_what_capture_stored_today_against_its_caps(make_desktop: Any
         desktop.refresh()
     assert desktop.window.overview.capture.text() == (
         "Sessions remembered from Claude Code and Codex today: 2 of 3,000 turns, "
-        f"{desktop.engine.capture_ledger().today().chars:,} of 5,000,000 characters")
+        f"{desktop.engine.capture_ledger().today().chars:,} of 5,000,000 characters (at most 1,000 turns a session)")
 
 
 def test_the_capture_line_says_when_a_cap_was_reached_capture_is_off_or_the_watch_paused() -> None:
     base = {"editors": ["Codex"], "turns": 3000, "turns_cap": 3000, "chars": 10, "chars_cap": 100, "capped": 4,
-            "sessions": 2, "watching": 3, "watch_paused": False}
+            "sessions": 2, "session_cap": 500, "watching": 3, "watch_paused": False}
     assert capture_sentence(base) == ("Sessions remembered from Codex today: 3,000 of 3,000 turns, 10 of 100 "
-                                      "characters (4 turns left out: a daily limit was reached) · 3 folders kept current")
+                                      "characters (at most 500 turns a session); 4 turns left out over a limit · 3 "
+                                      "folders kept current")
     assert capture_sentence({**base, "editors": [], "watching": 1, "watch_paused": True}) == (
         "Editor sessions are not remembered (Settings: Editors & service) · keeping folders current is paused")

@@ -39,6 +39,7 @@ def collect_capture(engine: Engine) -> dict[str, Any]:
     return {"editors": [name for name, on in (("Claude Code", capture.claude_code), ("Codex", capture.codex)) if on],
             "turns": today.turns, "turns_cap": capture.turns_per_day, "chars": today.chars,
             "chars_cap": capture.chars_per_day, "capped": today.capped, "sessions": len(ledger.sessions()),
+            "session_cap": capture.turns_per_session,
             "watching": len(watch.current()) if watch is not None else None,
             "watch_paused": watch.paused if watch is not None else False}
 
@@ -47,14 +48,15 @@ def capture_sentence(capture: dict[str, Any]) -> str:
     """The Home page's line about capture: today's turns and characters against their caps, and the watch.
 
     E.g. ``Sessions remembered from Claude Code and Codex today: 12 of 3,000 turns, 4,100 of 5,000,000 characters
-    · 3 folders kept current``.
+    (at most 1,000 turns a session) · 3 folders kept current``.
     """
     editors = capture["editors"]
     if editors:
         text = (f"Sessions remembered from {' and '.join(editors)} today: {capture['turns']:,} of "
-                f"{capture['turns_cap']:,} turns, {capture['chars']:,} of {capture['chars_cap']:,} characters")
+                f"{capture['turns_cap']:,} turns, {capture['chars']:,} of {capture['chars_cap']:,} characters "
+                f"(at most {capture['session_cap']:,} turns a session)")
         if capture["capped"]:
-            text += f" ({count_of(capture['capped'], 'turn', 'turns')} left out: a daily limit was reached)"
+            text += f"; {count_of(capture['capped'], 'turn', 'turns')} left out over a limit"
     else:
         text = "Editor sessions are not remembered (Settings: Editors & service)"
     watching = capture["watching"]

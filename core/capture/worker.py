@@ -243,8 +243,12 @@ def status_lines(ledger: Ledger, settings: Settings, now: datetime | None = None
     on = [e for e in READERS if editor_on(settings, e)]
     today = ledger.today(now)
     sessions: list[SessionEntry] = ledger.sessions()
+    longest = max(sessions, key=lambda s: s.turns + s.capped, default=None)
+    full = sum(1 for s in sessions if s.turns >= capture.turns_per_session)
     lines = [f"capture: {', '.join(on) or 'off'}; {len(sessions)} sessions, "
              f"{sum(s.turns for s in sessions)} turns stored",
              f"capture today: {today.turns}/{capture.turns_per_day} turns, {today.chars:,}/{capture.chars_per_day:,} "
-             f"characters" + (f"; {today.capped} left out over a cap" if today.capped else "")]
+             f"characters" + (f"; {today.capped} left out over a cap" if today.capped else ""),
+             f"capture per session: at most {capture.turns_per_session:,} turns; the longest so far "
+             f"{longest.turns if longest else 0:,}" + (f"; {full} sessions reached it" if full else "")]
     return lines
