@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,3 +128,29 @@ def test_a_group_too_large_to_hold_is_asked_of_the_table(engine: Engine, monkeyp
 def engine(tmp_path: Path) -> Iterator[Engine]:
     with _engine(tmp_path) as eng:
         yield eng
+
+
+class _CountingEmbedder(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> Any:
+        self.texts += texts
+        return super().embed(texts)
+
+
+def test_an_exact_repeat_is_counted_without_being_embedded_again_unless_it_no_longer_is_one(tmp_path: Path) -> None:
+    counting = _CountingEmbedder()
+    settings = Settings()
+    settings.store.read_consistency_sec = 0
+    paths = Paths(data_dir=tmp_path / "data", config_dir=tmp_path / "config", log_dir=tmp_path / "logs")
+    with Engine(paths, settings, embedder=counting) as mine, _engine(tmp_path) as theirs:
+        first = mine.tools.store(CACHE, project="web").result.id
+        assert len(counting.texts) == 1
+        again = mine.tools.store(CACHE.upper(), project="web").result
+        assert (again.id, again.merged, again.seen) == (first, "exact", 2) and len(counting.texts) == 1
+        theirs.tools.delete(ids=[first])  # the hint my index gives is now stale
+        anew = mine.tools.store(CACHE, project="web").result
+        assert anew.merged is None and anew.id != first and len(counting.texts) == 2
+        assert [m.id for m in mine.tools.review(project="web").result.seen_again] == []

@@ -78,8 +78,9 @@ def chunk_rows(*, source: str, project: str, kind: str, fmt: str, tags: Sequence
 
 
 def note_row(*, memory_id: str, project: str, kind: str, type_: str, tags: Sequence[str], title: str, content: str,
-             vector: np.ndarray, now: datetime, source: str = "") -> dict[str, Any]:
-    """The memory row of a note or conversation exchange."""
+             vector: np.ndarray | None, now: datetime, source: str = "") -> dict[str, Any]:
+    """The memory row of a note or conversation exchange (``vector`` ``None``: not embedded yet, for an exact
+    repeat that ``write_memory`` counts without it)."""
     return {
         "id": memory_id, "project": project, "source": source, "kind": kind, "type": type_,
         "tags": list(dict.fromkeys([*tags, *deterministic_tags(kind)])),

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import Field
 
 from ..errors import EngramError, IngestCancelled, InvalidArgument, NotFound
@@ -28,7 +29,7 @@ from ..ingest.pipeline import ingest_path as run_ingest
 from ..ingest.pipeline import ingest_text
 from ..ingest.records import embedding_text, mention_edges, new_memory_id, note_row
 from ..ingest.tagging import classify, deadline_in, model_tags
-from ..upkeep.writing import MAX_SUPERSEDES, checked_supersedes, write_memory
+from ..upkeep.writing import MAX_SUPERSEDES, Written, checked_supersedes, probably_repeated, write_memory
 from . import source_names
 from .datetimes import UtcDatetime
 from .results import Deleted, Fact, FactChange, IngestResult, SkippedFile, Stored
@@ -56,18 +57,26 @@ def store(
     if not content.strip():
         raise InvalidArgument("Argument 'content' is blank. It accepts 1–20,000 characters of text.")
     replaced = checked_supersedes(scope.store, scope.workspace, supersedes)
-    if kind == "exchange":
-        vector = exchange_vector(scope.embedder(), title, content, previous_exchange(scope.store, project))
-    else:
-        vector = scope.embedder().embed([embedding_text(title, content)])[0]
+    upkeep = scope.settings.upkeep
     memory_id = new_memory_id()
-    tags, type = _model_tags(scope, content, tags, type)
-    now = datetime.now(UTC)
-    row = note_row(memory_id=memory_id, project=project, kind=kind, type_=type, tags=tags, title=title,
-                   content=content, vector=vector, now=now)
     edges = mention_edges(memory_id, content, memory_id)
-    written = scope.writer.run(lambda: write_memory(scope.store, scope.settings.upkeep, row, edges,
-                                                    supersedes=replaced, now=now))
+    now = datetime.now(UTC)
+
+    def write(vector: np.ndarray | None, row_tags: list[str], row_type: str) -> Written | None:
+        row = note_row(memory_id=memory_id, project=project, kind=kind, type_=row_type, tags=row_tags, title=title,
+                       content=content, vector=vector, now=now)
+        return scope.writer.run(lambda: write_memory(scope.store, upkeep, row, edges, supersedes=replaced, now=now))
+
+    # An exact repeat is counted on its memory without being embedded (or tagged) again: the writer's index knows
+    # its text; if it turns out not to be one, it is embedded and written as any new memory is.
+    written = write(None, tags, type) if probably_repeated(scope.store, upkeep, project, kind, content) else None
+    if written is None:
+        if kind == "exchange":
+            vector = exchange_vector(scope.embedder(), title, content, previous_exchange(scope.store, project))
+        else:
+            vector = scope.embedder().embed([embedding_text(title, content)])[0]
+        written = write(vector, *_model_tags(scope, content, tags, type))
+    assert written is not None  # with its vector, a memory is always written
     if kind == "exchange":
         remember_exchange(scope.store, project, content)
     scope.emit(MemoriesWritten(scope.workspace, "store", 0 if written.duplicate_of else 1))

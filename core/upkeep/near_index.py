@@ -133,6 +133,13 @@ class NearIndex:
         store.derived.set_stamp(name, version)
         return group
 
+    def holds_key(self, project: str, kind: str, key: str) -> bool:
+        """Whether a memory of ``project`` and ``kind`` with ``key`` was current when the group was last brought up
+        to date: a hint, safe from any thread (one dict lookup), that lets a caller skip embedding an exact repeat.
+        ``lookup`` on the writer decides."""
+        group = self._groups.get((project, kind))
+        return group is not None and key in group.keys
+
     def version(self, store: WorkspaceStore) -> Hashable:
         """The memories table's version now, as groups are stamped (read before a write, for ``wrote``)."""
         return ("memories", store.memories_version())
@@ -141,7 +148,8 @@ class NearIndex:
                vector: np.ndarray | None, mode: str, threshold: float) -> Duplicate | None | bool:
         """What a memory of ``project`` and ``kind`` with ``key`` and ``vector`` duplicates, as ``find_duplicate``
         decides it, with the table at ``version`` (``version(store)``, read just before): a ``Duplicate``, ``None``
-        (nothing), or ``False`` (no answer here: ask the table).
+        (nothing), or ``False`` (no answer here: ask the table; always so for a ``vector`` of ``None`` that is not
+        an exact repeat).
 
         Raises:
             StoreError: the workspace cannot be read.
@@ -149,7 +157,9 @@ class NearIndex:
         group = self._group(store, project, kind, version)
         if group is None:
             return False
-        if mode == "near" and vector is not None:
+        if vector is None:  # a caller that skipped embedding an exact repeat: only its key can answer
+            return Duplicate(dict(group.data[group.keys[key]]), "exact", 1.0) if key in group.keys else False
+        if mode == "near":
             found = group.nearest(vector)
             if found is not None:
                 memory_id, similarity = found

@@ -74,28 +74,44 @@ def checked_supersedes(store: WorkspaceStore, workspace: str, ids: Sequence[str]
     return wanted
 
 
+def probably_repeated(store: WorkspaceStore, upkeep: UpkeepSettings, project: str, kind: str, content: str) -> bool:
+    """Whether ``content`` looks like an exact repeat of a current memory by the writer's index (from any thread,
+    without a read): a caller may then hand ``write_memory`` a row without its vector and embed only if told to."""
+    return (upkeep.duplicates != "off" and NearIndex.usable(store)
+            and near_index(store).holds_key(project, kind, dedup_key(kind, project, content)))
+
+
 def write_memory(store: WorkspaceStore, upkeep: UpkeepSettings, row: Mapping[str, Any],
-                 edges: Sequence[Mapping[str, Any]], *, supersedes: Sequence[str] = (), now: datetime) -> Written:
+                 edges: Sequence[Mapping[str, Any]], *, supersedes: Sequence[str] = (), now: datetime) -> Written | None:
     """On the writer: store the new memory ``row`` (a note or exchange) with its ``edges``, unless it duplicates a
     current memory of its project and kind, which is then counted as written again (the longer text kept); then
     mark the memories ``supersedes`` (checked by ``checked_supersedes``) superseded by whichever holds the text.
+
+    A ``row`` whose vector is ``None`` (``probably_repeated`` said so) is written only as an exact repeat; when it
+    is none, nothing is written and ``None`` is returned: embed it and call again.
 
     Raises:
         StoreError: the workspace cannot be read or written.
     """
     key = dedup_key(row["kind"], row["project"], row["content"])
     index = near_index(store) if upkeep.duplicates != "off" and NearIndex.usable(store) else None
+    if row["vector"] is None and index is None:
+        return None
     with store.reads_before_write():
         before = index.version(store) if index is not None else None
         found: Duplicate | None | bool = False
         if index is not None:
             found = index.lookup(store, before, project=row["project"], kind=row["kind"], key=key, vector=row["vector"],
                                  mode=upkeep.duplicates, threshold=upkeep.near_threshold)
+        if found is False and row["vector"] is None:
+            return None  # not the exact repeat it looked like: the caller embeds it first
         if found is False:
             found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
                                    mode=upkeep.duplicates, threshold=upkeep.near_threshold)
     assert found is not True
     if found is not None and found.id in supersedes:
+        if row["vector"] is None:
+            return None
         found = None  # a new version as it was: written as a memory of its own, superseding the old
     commits = 0
     added: list[dict[str, Any]] = []
