@@ -187,7 +187,7 @@ def summary(envelope: dict[str, Any]) -> str:
     s = envelope["result"]["summary"]
     lines = [f"# Capture through the hook path — {envelope['result']['data']}{' (quick)' if envelope['quick'] else ''}",
              "", f"{s['turns']:,} turns ({s['captured']:,} captured, kept as {s['rows']:,} memories: "
-             "repeated turns are counted on the first), {s['questions']:,} questions of categories 1–4; "
+             f"repeated turns are counted on the first), {s['questions']:,} questions of categories 1–4; "
              "hybrid search.", "", "| path | all@5 | all@10 | all@20 | any@10 |", "|---|---|---|---|---|"]
     for name, key in (("store, one call per turn", "store_path"), ("Claude Code transcript + Stop hook", "hook_path")):
         r = s[key]

@@ -19,7 +19,7 @@ from engram.core.capture.codex import read_rollout
 from engram.core.capture.inbox import inbox_dir, pending
 from engram.core.capture.ledger import Ledger
 from engram.core.capture.storing import session_source
-from engram.core.capture.turns import exchange_text
+from engram.core.capture.turns import exchange_text, turn_heading
 from engram.core.capture.worker import CaptureWorker, status_lines
 from engram.core.store import inspection
 from standins.embedder import HashingEmbedder
@@ -63,7 +63,8 @@ def test_a_claude_code_transcript_reads_as_the_persons_turns_with_tools_in_one_l
     assert first.startswith("User: Why do invoice retries fail")
     assert "Tools: read billing/retry.py; ran `pytest -q tests/test_retry.py`; edited billing/retry.py" in first
     assert "sk-ant-api03" not in first and "[REDACTED:anthropic-key]" in first
-    assert "sk-ant" not in reading.turns[0].title, "the title is redacted too"
+    heading = turn_heading(reading.turns[0])
+    assert heading.startswith("Claude Code, ") and " on 30 November, 2026" in heading, heading
     assert "secret plan" not in first and "3 failed" not in first, "no thinking, no tool output"
     assert "sub-agent chatter" not in second and "billing-slow" in second
     assert reading.last_open and reading.turns[1].started is not None

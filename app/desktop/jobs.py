@@ -8,7 +8,7 @@ relay), so every listener, and every connection made or dropped meanwhile, meets
 Ingests are followed through the engine's events: an ingest that starts on one of our workers is that
 worker's job; one that starts on another thread (an editor's ingest through the service) becomes an
 ``external`` job, so the tray shows that indexing too, and it ends on the ingest's finished or failed
-event. Writes and deletions by anyone are passed on as ``memories_changed``.
+event. Writes and deletions by anyone, and the end of any ingest, are passed on as ``memories_changed``.
 """
 
 from __future__ import annotations
@@ -161,6 +161,8 @@ class Jobs(QObject):
                 detail = f"{p.files_done:,} of {p.files_total:,} files, {p.chunks:,} chunks"
                 self._update(job_id, done=p.files_done, total=p.files_total, detail=detail)
         elif isinstance(event, (IngestFinished, IngestFailed)):
+            # What an ingest wrote (all of it, or its batches before it failed or was cancelled) is there to show.
+            self._memories_changed_anywhere.emit(event.workspace)
             with self._lock:
                 job_id = self._by_ingest.pop(event.ingest, None)
                 ended = self._jobs.get(job_id) if job_id is not None else None

@@ -220,8 +220,16 @@ class SettingRow(QWidget):
         combo.activated.connect(lambda i: self.save(self._raw(combo, i)))
         if (typed := combo.lineEdit()) is not None:  # an editable combo box has one
             typed.setAccessibleName(words)
-            typed.editingFinished.connect(lambda: self.save(combo.currentText()))
+            typed.editingFinished.connect(lambda: self.save(self._typed(combo)))
         return combo
+
+    @classmethod
+    def _typed(cls, combo: QComboBox) -> str:
+        """What an editable list holds once its text is left: the value of a choice whose words it shows (a choice
+        is shown in words, e.g. "An editor that goes to the line (automatic)" for ``auto``), else the text typed."""
+        text = combo.currentText()
+        found = combo.findText(text)
+        return cls._raw(combo, found) if found >= 0 else text
 
     @staticmethod
     def _raw(combo: QComboBox, index: int) -> str:

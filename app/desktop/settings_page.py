@@ -81,7 +81,7 @@ class SettingsPage(QWidget):
         manifest = load_manifest().values()
         helper_ids = [e.id for e in manifest if "helper" in e.roles]
         for title, section_keys in SECTIONS:
-            box = self.groups[title] = QGroupBox(title)
+            box = self.groups[title] = QGroupBox(title.replace("&", "&&"))  # "&" would mark a shortcut key
             form = _form(box)
             if title == "Local AI":
                 self.llm_state = wrapped()

@@ -26,7 +26,7 @@ from ..store import WorkspaceStore, Writer
 from ..store.schema import SOURCE_PREFIX
 from ..upkeep.writing import write_new_memories
 from .ledger import DayTally, SessionEntry
-from .turns import Turn, exchange_text
+from .turns import Turn, exchange_text, turn_heading
 
 SOURCE_KIND = "session"
 
@@ -135,9 +135,10 @@ def store_turns(scope: Scope, turns: Sequence[Turn], *, project: str, caps: Caps
         elif len(new_rows) >= min(caps.session_turns, caps.day_turns) or chars + len(text) > caps.day_chars:
             capped += 1
             continue
+        heading = turn_heading(turn)
         row = note_row(memory_id=memory_id, project=project, kind="exchange", type_="exchange",
-                       tags=[CAPTURED_TAG, editor], title=turn.title, content=text,
-                       vector=exchange_vector(embedder, turn.title, text, previous), now=turn.started or now,
+                       tags=[CAPTURED_TAG, editor], title=heading, content=text,
+                       vector=exchange_vector(embedder, heading, text, previous), now=turn.started or now,
                        source=source)
         previous = last = text
         if memory_id in known:
@@ -189,3 +190,4 @@ def _write(scope: Scope, new_rows: list[dict[str, object]], replaced_rows: list[
         "content_hash": "", "chunk_count": count, "summary": "",
         "ingested_at": row["ingested_at"] if row is not None else now}])
     return duplicates
+
