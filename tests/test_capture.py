@@ -70,6 +70,21 @@ def test_a_claude_code_transcript_reads_as_the_persons_turns_with_tools_in_one_l
     assert reading.last_open and reading.turns[1].started is not None
 
 
+def test_a_captured_turn_is_titled_by_who_spoke_and_when_never_by_a_secret() -> None:
+    from datetime import UTC, datetime
+
+    from engram.core.capture.turns import Turn
+
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC).astimezone()  # the heading gives this computer's time
+    said = Turn("claude-code", "s", "u1", 1, when, "/x", "Caroline: I went to a support group yesterday.", "")
+    assert turn_heading(said) == (f"Caroline, {when.hour % 12 or 12}:56 {'pm' if when.hour >= 12 else 'am'} on "
+                                  f"{when.day} May, 2023")
+    secret = Turn("codex", "s", "u2", 2, None, "/x", "sk-ant-api03-" + "A" * 90 + ": is this key valid?", "")
+    assert turn_heading(secret) == "Codex", "a secret at the start is no speaker's name"
+    plain = Turn("claude-code", "s", "u3", 3, when, "/x", "Why do invoice retries fail?", "")
+    assert turn_heading(plain).startswith("Claude Code, ")
+
+
 def test_reading_again_from_the_offset_finds_only_the_open_turn_and_whole_lines(tmp_path: Path) -> None:
     path = _copy(CLAUDE, tmp_path)
     first = read_transcript(path)
