@@ -36,7 +36,10 @@ _MAX_INPUT = 1_000_000
 
 class _HookLog:
     """Lines appended to ``hooks.log``: the standard ``logging`` module costs a hook ~10 ms to import (it brings
-    ``traceback``, ``tokenize`` …), more than all the rest of its work. A log that cannot be written is skipped."""
+    ``traceback``, ``tokenize`` …), more than all the rest of its work. A log that cannot be written is skipped;
+    one past ``MAX_BYTES`` is moved to ``hooks.log.1`` (replacing the one before), so it never grows without end."""
+
+    MAX_BYTES = 1_000_000
 
     def __init__(self, paths: Paths) -> None:
         self.path = paths.log_dir / "hooks.log"
@@ -45,6 +48,8 @@ class _HookLog:
         line = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {level} {message}\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists() and self.path.stat().st_size > self.MAX_BYTES:
+                os.replace(self.path, self.path.with_name(self.path.name + ".1"))
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write(line)
         except OSError:
@@ -78,10 +83,13 @@ def _start_service(paths: Paths) -> None:
 
 def run_hook(argv: Sequence[str], *, stdin: IO[str], stdout: IO[str], environ: Mapping[str, str]) -> int:
     """Carry out one hook; always 0 (what went wrong is in ``hooks.log``)."""
-    paths = Paths.from_environ(environ)
-    private_from_now_on(paths)
-    log = _HookLog(paths)
     started = time.monotonic()
+    try:
+        paths = Paths.from_environ(environ)
+        private_from_now_on(paths)
+    except Exception:  # no folder to log to (a HOME that cannot be read): still never fail the editor
+        return 0
+    log = _HookLog(paths)
     try:
         if len(argv) != 1 or argv[0] not in EDITORS:
             raise ValueError(f"usage: engram hook {{{','.join(EDITORS)}}} (the editor's hook input on stdin)")

@@ -241,6 +241,23 @@ def test_a_hook_given_bad_input_exits_0_and_logs_why(paths: Paths, given: str) -
     assert "hook claude-code" in (paths.log_dir / "hooks.log").read_text(encoding="utf-8")
 
 
+def test_the_hook_log_is_rotated_and_a_home_that_cannot_be_read_still_exits_0(paths: Paths,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from engram.app import hook
+
+    monkeypatch.setattr(hook._HookLog, "MAX_BYTES", 200)
+    for _ in range(6):
+        run_hook(["claude-code"], stdin=io.StringIO("not json"), stdout=io.StringIO(), environ=_hook_env(paths))
+    log = paths.log_dir / "hooks.log"
+    assert log.stat().st_size <= 400 and (paths.log_dir / "hooks.log.1").exists()
+
+    def unreadable(environ: object) -> object:
+        raise OSError("no home folder")
+
+    monkeypatch.setattr(hook.Paths, "from_environ", unreadable)
+    assert run_hook(["claude-code"], stdin=io.StringIO("{}"), stdout=io.StringIO(), environ={}) == 0
+
+
 def test_a_job_that_is_not_one_is_removed_and_an_unknown_editor_refused(engine: Engine, paths: Paths) -> None:
     folder = inbox_dir(paths.data_dir)
     folder.mkdir(parents=True)

@@ -20,7 +20,7 @@ from tests.fake_anthropic import fake_anthropic
 NPM = shutil.which("npm")
 pytestmark = [pytest.mark.skipif(NPM is None, reason="Node.js (npm) is not installed"), pytest.mark.slow]
 #: The version whose plugin commands and hook inputs were checked (docs/capture.md).
-CLAUDE_CODE = "@anthropic-ai/claude-code@2.1.197"
+CLAUDE_CODE = "@anthropic-ai/claude-code@2.1.332"
 REPLY = "The invoice retry job runs on the billing-slow Celery queue."
 
 
