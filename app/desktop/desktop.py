@@ -253,8 +253,15 @@ class Desktop(QObject):
     def set_watching_paused(self, paused: bool) -> None:
         """Pause (or resume) keeping ingested folders current; without a running watch there is nothing to hold."""
         watch = self.engine.folder_watch
-        if watch is not None:
-            watch.pause(paused)
+        if watch is None:
+            why = ("keeping folders current is turned off (Settings: Editors & service)" if not
+                   self.engine.settings.watch.enabled else "the Engram service that was already running keeps them "
+                   "current, not this app; quit that service and start Engram again to pause it here")
+            self.shell.show_message(f"Nothing to pause: {why}.", 8000)
+            self.shell.watching_paused_changed.emit(False)
+            return
+        watch.pause(paused)
+        self.shell.watching_paused_changed.emit(paused)
         self.shell.show_message("Folder watch paused: changes wait until it is resumed." if paused
                                 else "Folder watch resumed.", 4000)
 

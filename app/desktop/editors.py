@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Signal
 
 from engram.core import EngramError
-from engram.mcp.setup_clients import CLIENTS, Client, Places, client_state, configure, launcher_command, launcher_env
+from engram.mcp.setup_clients import (
+    CLIENTS,
+    Client,
+    Places,
+    SetupError,
+    client_state,
+    configure,
+    launcher_command,
+    launcher_env,
+)
 
 from .jobs import Job, Jobs
 
@@ -38,11 +47,17 @@ def read_states(places: Places) -> dict[str, EditorState]:
 
 
 def connect_editor(client: Client, places: Places, *, remove: bool = False) -> str:
-    """Add (or remove) Engram in ``client``'s config; returns a sentence saying what happened.
+    """Add (or remove) Engram in ``client``'s config; returns a sentence saying what happened. An editor not found
+    on this computer is not connected: its folders are not made for it.
 
     Raises:
-        SetupError: the config cannot be read, parsed or written (it is left as it was).
+        SetupError: the editor is not found here, or its config cannot be read, parsed or written (it is left as
+            it was).
     """
+    if not remove and client_state(client, places) == "not found":
+        raise SetupError(f"{client.label} is not installed on this computer, so Engram did not connect it and "
+                         "changed nothing. Install it first; its card on the Editors page then offers Connect.",
+                         title=f"{client.label} not found")
     result = configure(client, places, command=launcher_command(), env=launcher_env(), remove=remove)
     if not result.changed:
         return f"{client.label}: nothing to do."

@@ -28,6 +28,7 @@ class Shell(QObject):
     status_changed = Signal(str)  # what Engram remembers in a sentence (the tray's status line)
     state_changed = Signal(str, str)  # ready, indexing, downloading or error; a detail ("paused"), often ""
     paused_changed = Signal(bool)  # indexing was paused (True) or resumed
+    watching_paused_changed = Signal(bool)  # keeping folders current was paused (True) or not (also: could not be)
     gpus_found = Signal(object)  # the GPU job (a ``Job``): (the GPUs, the device chosen in words), or its error
     service_changed = Signal(str)  # a sentence about the service (its address, or why it is not served here)
     message = Signal(str, int)  # a line for the window's status bar, and for how many milliseconds

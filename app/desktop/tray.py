@@ -58,6 +58,7 @@ class Tray(QObject):
         shell.state_changed.connect(self.set_state)
         shell.status_changed.connect(self.set_status)
         shell.paused_changed.connect(self.show_paused)
+        shell.watching_paused_changed.connect(self.show_watching_paused)
         self.refresh_editors()
         self.set_state("ready")
 
@@ -79,13 +80,24 @@ class Tray(QObject):
         if self.pause_action.isChecked() != paused:
             self.pause_action.setChecked(paused)
 
+    def show_watching_paused(self, paused: bool) -> None:
+        """Tick (or untick) Pause watching folders as the app says it is (untick: there was nothing to pause)."""
+        if self.watch_action.isChecked() != paused:
+            self.watch_action.blockSignals(True)
+            self.watch_action.setChecked(paused)
+            self.watch_action.blockSignals(False)
+
     def refresh_editors(self) -> None:
         """Show the editors' states as last read (the controller reads them in the background)."""
         for name, action in self.editor_actions.items():
             state = self.editors.states.get(name)
             configured = state is not None and state.connected
+            missing = state is None or state.state == "not found"  # not read yet, or not on this computer
             action.setChecked(configured)
-            action.setText(f"{CLIENTS[name].label} (connected)" if configured else CLIENTS[name].label)
+            action.setEnabled(configured or not missing)
+            label = CLIENTS[name].label
+            action.setText(f"{label} (connected)" if configured else f"{label} (not installed)"
+                           if state is not None and missing else label)
 
     def notify(self, title: str, message: str, *, error: bool = False, warning: bool = False,
                page: str | None = None) -> None:
