@@ -54,7 +54,7 @@ def test_research_then_an_answer_that_cites_what_it_read(stocked: Engine) -> Non
     assert [type(e) for e in events if not isinstance(e, ChatText)] == [ToolStarted, ToolFinished] * 2 + [ChatAnswer]
     # The model saw the tools' schemas, without workspace or max_chars.
     tools = model.calls[0][1]
-    assert [t["function"]["name"] for t in tools] == [*CHAT_READS, HISTORY]
+    assert [t["function"]["name"] for t in tools] == [*CHAT_READS], "no earlier messages: no conversation_history"
     search = next(t["function"]["parameters"] for t in tools if t["function"]["name"] == "search")
     assert "workspace" not in search["properties"] and "max_chars" not in search["properties"]
     # The conversation is kept in the workspace: the question, the call, its result, the answer.
@@ -202,6 +202,8 @@ def test_history_fitting_drops_earlier_research_before_earlier_exchanges(tmp_pat
         talk.add("tool", "x" * 2000, turn=turn, research=True, tool_call_id=f"call0000{turn}", tool_name="search")
         talk.add("assistant", f"answer {turn}", turn=turn)
     talk.add("user", "question 3", turn=3)
+    for message in talk.messages:
+        message.at = ""  # no time after each question: the sizes below are the texts' own
     model = ScriptedModel([], context=100_000)
     everything = fit_messages(talk, 3, model, None, "rules", reserve=0)
     assert everything is not None and len(everything) == 1 + 9
@@ -228,10 +230,28 @@ def test_conversation_history_reads_earlier_messages_by_number_and_words(stocked
     assert turn.conversation == "ops-chat"
     second = ScriptedModel([call(HISTORY, query="staging refreshed"), call(HISTORY, number=4), "Mondays."])
     stocked.chat("What did you say before?", model=second, conversation="ops-chat")
+    assert HISTORY not in [t["function"]["name"] for t in first.calls[0][1]], "nothing earlier to read yet"
+    assert HISTORY in [t["function"]["name"] for t in second.calls[0][1]]
     results = [m["content"] for m in second.calls[2][0] if m["role"] == "tool" and m["name"] == HISTORY]
-    assert results[0].startswith("Message 1 (user") and "Message 4 (assistant" in results[0]
+    found = results[0].splitlines()
+    assert found[0].startswith("Message 1 (user") and found[1].startswith("Message 3 (tool, search"), \
+        "tool results are searched too"
+    assert found[2].startswith("Message 4 (assistant") and len(found) == 4, "this turn's own messages are not"
     assert results[1].startswith("Message 4 (assistant") and "Mondays, as I recall" in results[1]
     assert len(stocked.conversations().load("ops-chat").messages) == 4 + 8
+
+
+def test_conversation_history_shows_up_to_three_places_a_long_message_matches(stocked: Engine) -> None:
+    pasted = " ".join(["filler text of a long paste"] * 40 + ["the invoice retry limit is three"]
+                      + ["more filler"] * 60 + ["a second invoice note"] + ["tail"] * 60
+                      + ["third invoice mention"] + ["end"] * 60 + ["fourth invoice here"])
+    stocked.chat(pasted, model=ScriptedModel(["Noted."]), conversation="paste")
+    second = ScriptedModel([call(HISTORY, query="invoice"), "Three."])
+    stocked.chat("What was the retry limit I pasted?", model=second, conversation="paste")
+    (result,) = [m["content"] for m in second.calls[1][0] if m["role"] == "tool" and m["name"] == HISTORY]
+    first_line = result.splitlines()[0]
+    assert first_line.startswith("Message 1 (user, ") and f"{len(pasted):,} characters" in first_line
+    assert first_line.count("invoice") == 3 and "retry limit is three" in first_line and "fourth" not in first_line
 
 
 def test_conversations_are_listed_renamed_and_deleted(stocked: Engine) -> None:
@@ -383,3 +403,31 @@ def test_the_closing_request_lists_what_was_read_and_a_bare_read_id_is_a_citatio
     read = re.findall(r"^\[([0-9a-f]{12})\]", model.calls[-1][0][-1]["content"], re.M)[0]
     assert turn.answer == f"We deploy on Tuesdays ([{read}]); build 0123456789ab is unrelated and so is [{'f' * 12}]."
     assert turn.cited == [read] and turn.unread_citations == ["f" * 12]
+
+
+def test_each_question_says_when_it_was_asked_and_the_instructions_never_change(stocked: Engine,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """So that "last week" can become a date, the time follows the question (in this computer's time zone);
+    the instructions stay the same from turn to turn, a prompt prefix the model need not read again."""
+    import time as clock
+
+    from engram.core.chat.conversation import asked_when
+
+    monkeypatch.setenv("TZ", "Europe/Stockholm")
+    clock.tzset()
+    try:
+        assert asked_when("2026-12-06T14:04:00+00:00") == "on Sunday 6 December 2026 at 15:04 (UTC+01:00)"
+        first = ScriptedModel(["Tuesdays."])
+        turn = stocked.chat("When do we deploy?", model=first)
+        second = ScriptedModel(["Mondays."])
+        stocked.chat("And staging?", model=second, conversation=turn.conversation)
+    finally:
+        monkeypatch.delenv("TZ")
+        clock.tzset()
+    (asked_first, _), (asked_second, _) = first.calls[0], second.calls[0]
+    assert asked_first[0] == asked_second[0], "the instructions are the same message both turns"
+    question = next(m["content"] for m in asked_first if m["role"] == "user")
+    assert re.fullmatch(r"When do we deploy\?\n\n\(Asked on \w+day \d+ \w+ \d{4} at \d\d:\d\d \(UTC\+0[12]:00\)\.\)",
+                        question), question
+    later = [m["content"] for m in asked_second if m["role"] == "user"]
+    assert later[0] == question and later[-1].startswith("And staging?\n\n(Asked on "), "each keeps its own time"

@@ -87,7 +87,7 @@ def test_openai_function_calling_runs_the_loop_and_never_sends_a_secret(stocked:
     assert SECRET not in sent and "[REDACTED:github-token]" in sent, "the secret is redacted in every request"
     body = server.bodies[1]
     assert server.paths == ["/v1/chat/completions"] * 2 and body["model"] == "served-model"
-    assert {t["function"]["name"] for t in body["tools"]} >= {"search", "get_memory", "conversation_history"}
+    assert {t["function"]["name"] for t in body["tools"]} >= {"search", "get_memory"}
     call = next(m for m in body["messages"] if m.get("tool_calls") and m["tool_calls"][0]["id"] == "call00002")
     assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == {"ids": ["nope"]}, "JSON-string arguments"
     result = next(m for m in body["messages"] if m.get("tool_call_id") == "call00002")

@@ -39,8 +39,13 @@ class Message:
     research: bool = False  # a step of research (a reply with calls, a result, a note on an unreadable call)
 
     def as_template(self) -> dict[str, Any]:
-        """The message as chat templates read it (OpenAI's shape: ``tool_calls`` with ``function``)."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        """The message as chat templates read it (OpenAI's shape: ``tool_calls`` with ``function``). A question
+        says when it was asked, after its text, so that "last week" can become a date; the instructions stay
+        the same from one turn to the next (an unchanged prompt prefix the model need not read again)."""
+        content = self.content
+        if self.role == "user" and not self.research and self.at:
+            content += f"\n\n(Asked {asked_when(self.at)}.)"
+        out: dict[str, Any] = {"role": self.role, "content": content}
         if self.tool_calls:
             out["tool_calls"] = [{"id": c["id"], "type": "function",
                                   "function": {"name": c["name"], "arguments": c["arguments"]}}
@@ -72,6 +77,17 @@ class Conversation:
         message = Message(len(self.messages) + 1, role, content, _now(), turn, **extra)
         self.messages.append(message)
         return message
+
+
+def asked_when(at: str) -> str:
+    """An ISO time in words, in this computer's time zone: ``on Sunday 6 December 2026 at 15:04 (UTC+01:00)``."""
+    try:
+        moment = datetime.fromisoformat(at).astimezone()
+    except ValueError:
+        return "at an unknown time"
+    offset = moment.strftime("%z")
+    zone = f"UTC{offset[:3]}:{offset[3:]}" if offset else "UTC"
+    return f"on {moment:%A} {moment.day} {moment:%B %Y} at {moment:%H:%M} ({zone})"
 
 
 def new_id() -> str:

@@ -38,7 +38,9 @@ INSTRUCTIONS = (
     "You are Engram's chat. You answer the user's questions from their own memory: notes, conversations and "
     "files kept on this computer. Research with the tools first: search, then read what looks relevant "
     "(get_memory, file_chunks, neighbors). When you know enough, answer briefly and cite each memory you "
-    "use by its id in square brackets, e.g. [c5fa596cf60c]. If the memory does not hold the answer, say so.")
+    "use by its id in square brackets, e.g. [c5fa596cf60c]. If the memory does not hold the answer, say so. When "
+    "the user refers to something said earlier in this conversation that you do not see, read it with "
+    "conversation_history rather than search.")
 ANSWER_NOW = ("Answer my question now from what the tools returned, without calling any tool. Cite each memory "
               "you use by its id in square brackets. If nothing found answers it, say so.")
 FALLBACK_ITEMS = 8
@@ -180,7 +182,8 @@ class _Turn:
         started = self.clock()
         self.question = question
         self.conversation.add("user", question, turn=self.number)
-        tools = tool_specs() if self.model.tool_format != "none" else None
+        # conversation_history is offered once there are earlier messages to read.
+        tools = tool_specs(history=self.number > 1) if self.model.tool_format != "none" else None
         self._summarize_if_due(tools)
         if tools is None:
             self.result.ended = "no_tools"

@@ -27,6 +27,10 @@ CHAT_READS = ("search", "get_memory", "neighbors", "file_chunks", "file_summary"
               "graph_scope", "status", "wake_up")
 HISTORY = "conversation_history"
 HISTORY_CHARS = 4000
+#: Earlier messages a search of the history lists, and the places in each it shows (characters around each).
+HISTORY_MATCHES = 8
+PLACES = 3
+PLACE_CHARS = 160
 #: Search arguments that filter (everything else shapes the query).
 SEARCH_FILTERS = ("project", "source_prefix", "kind", "type", "tags", "since", "until")
 ALSO_MATCHING = 3
@@ -45,8 +49,8 @@ HISTORY_SCHEMA: dict[str, Any] = {
                                   "time)."},
     },
 }
-HISTORY_DESCRIPTION = ("Earlier messages of this conversation that no longer fit: search them by words, or read "
-                       "one by its number.")
+HISTORY_DESCRIPTION = ("Earlier messages of this conversation (questions, answers and tool results), also those no "
+                       "longer shown: search them by words, or read one by its number.")
 
 #: Runs a catalog tool in the chat's workspace: (name, arguments) -> (rendered text, result object).
 Runner = Callable[[str, dict[str, Any]], tuple[str, Any]]
@@ -65,11 +69,12 @@ def tool_schemas() -> dict[str, dict[str, Any]]:
     return {**{name: _chat_schema(name) for name in CHAT_READS}, HISTORY: HISTORY_SCHEMA}
 
 
-def tool_specs() -> list[dict[str, Any]]:
-    """The chat tools as OpenAI-style function specs, the shape chat templates and remote APIs read."""
+def tool_specs(*, history: bool = True) -> list[dict[str, Any]]:
+    """The chat tools as OpenAI-style function specs, the shape chat templates and remote APIs read;
+    ``conversation_history`` only with ``history`` (a conversation with earlier messages)."""
     return [{"type": "function", "function": {"name": name, "description": DESCRIPTIONS.get(name, HISTORY_DESCRIPTION),
                                               "parameters": schema}}
-            for name, schema in tool_schemas().items()]
+            for name, schema in tool_schemas().items() if history or name != HISTORY]
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,8 @@ class ChatToolbox:
     def __init__(self, runner: Runner, conversation: Conversation, *, max_chars: int) -> None:
         self.runner = runner
         self.conversation = conversation
+        #: The turn being answered: ``conversation_history`` searches the turns before it.
+        self.turn = conversation.turns + 1
         self.max_chars = max_chars
         self.schemas = tool_schemas()
         #: The tools whose results ``max_chars`` sizes (``status`` and ``graph_scope`` take no such argument).
@@ -161,9 +168,31 @@ class ChatToolbox:
         if not query or not query.strip():
             return "Error: give query (words to look for) or number (a message to read)."
         words = [w for w in re.findall(r"\w+", query.lower()) if len(w) > 2] or [query.lower().strip()]
-        scored = [(sum(m.content.lower().count(w) for w in words), m) for m in messages if m.role != "tool"]
-        hits = sorted(((s, m) for s, m in scored if s > 0), key=lambda h: (-h[0], h[1].number))[:8]
+        earlier = [m for m in messages if m.turn < self.turn]
+        scored = [(sum(m.content.lower().count(w) for w in words), m) for m in earlier]
+        hits = sorted(((s, m) for s, m in scored if s > 0), key=lambda h: (-h[0], h[1].number))[:HISTORY_MATCHES]
         if not hits:
             return f"No earlier message of this conversation mentions {query!r}."
-        return "\n".join(f"Message {m.number} ({m.role}, {m.at}): {' '.join(m.content.split())[:200]}"
-                         for _, m in sorted(hits, key=lambda h: h[1].number))
+        lines = []
+        for _, m in sorted(hits, key=lambda h: h[1].number):
+            who = f"{m.role}, {m.tool_name}" if m.tool_name else m.role
+            lines.append(f"Message {m.number} ({who}, {m.at}, {len(m.content):,} characters): "
+                         + " … ".join(_places(m.content, words)))
+        return "\n".join(lines) + "\n— number=N reads a message in full."
+
+
+def _places(text: str, words: list[str]) -> list[str]:
+    """Up to ``PLACES`` short excerpts of ``text`` around where ``words`` occur, in order, not overlapping."""
+    lowered = text.lower()
+    starts = sorted({found.start() for w in words for found in re.finditer(re.escape(w), lowered)})
+    out: list[str] = []
+    covered = -1
+    for at in starts:
+        if at <= covered:
+            continue
+        begin, end = max(0, at - PLACE_CHARS // 2), min(len(text), at + PLACE_CHARS // 2)
+        out.append(("…" if begin else "") + " ".join(text[begin:end].split()) + ("…" if end < len(text) else ""))
+        covered = end
+        if len(out) == PLACES:
+            break
+    return out
