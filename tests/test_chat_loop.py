@@ -111,11 +111,18 @@ def test_an_unreadable_call_and_an_unknown_tool_are_told_to_the_model(stocked: E
 
 
 def test_the_token_budget_and_the_deadline_end_research(stocked: Engine) -> None:
-    stocked.settings.chat.research_token_budget = 1024
+    stocked.settings.chat.research_token_budget = 4096
     model = ScriptedModel([call("search", query="deploy"), "Tuesdays [none]."])
     turn = stocked.chat("deploy?", model=model)
-    assert turn.ended == "tokens" and turn.rounds == 1, "the schemas alone are over 1,024 tokens"
+    # Each call reserves its prompt (the schemas and the first search's result are ~2,000 tokens here) and the
+    # longest reply (1,024) first: the first round fits in 4,096, a second would not, so research ends before it.
+    first = model.prompt_tokens(model.calls[0][0], model.calls[0][1])
+    assert first + 1024 <= 4096 < 2 * first + 1024
+    assert turn.ended == "tokens" and turn.rounds == 1 and len(model.calls) == 2, "one round, then the answer"
     assert turn.unread_citations == [] and turn.cited == []
+    stocked.settings.chat.research_token_budget = 1024
+    turn = stocked.chat("deploy?", model=ScriptedModel(["Tuesdays."]))
+    assert turn.ended == "tokens" and turn.rounds == 0, "no room for even one call: straight to the answer"
 
     stocked.settings.chat.research_token_budget = 65536
     clock = iter(range(0, 10_000, 200))

@@ -24,6 +24,8 @@ class Fitted:
 
     messages: list[dict[str, Any]]
     hidden: list[int]
+    #: The prompt's tokens (tool schemas included).
+    tokens: int = 0
 
 
 def fit(conversation: Conversation, turn: int, model: ChatModel, tools: Sequence[dict[str, Any]] | None,
@@ -49,8 +51,9 @@ def fit(conversation: Conversation, turn: int, model: ChatModel, tools: Sequence
         shown = {m.number for m in kept}
         hidden = [m.number for m in earlier if m.number not in shown]
         messages = _messages(instructions, conversation, hidden, kept + current, closing)
-        if model.prompt_tokens(messages, tools) <= limit:
-            return Fitted(messages, hidden)
+        tokens = model.prompt_tokens(messages, tools)
+        if tokens <= limit:
+            return Fitted(messages, hidden, tokens)
     return None
 
 

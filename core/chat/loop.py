@@ -217,12 +217,18 @@ class _Turn:
             if ended is not None:
                 self.result.ended = ended
                 return
-            messages = fit_messages(self.conversation, self.number, self.model, tools, INSTRUCTIONS,
-                                    reserve=self.budgets.max_tokens)
-            if messages is None:
+            fitted = fit(self.conversation, self.number, self.model, tools, INSTRUCTIONS,
+                         reserve=self.budgets.max_tokens)
+            if fitted is None:
                 self.result.ended = "context"
                 self.note("Research stopped: what was read no longer fits the model's context.")
                 return
+            if self.result.tokens + fitted.tokens + self.budgets.max_tokens > self.budgets.token_budget:
+                # Reserved before the call (its whole prompt and the longest reply), so the last call never
+                # takes research past its budget.
+                self.result.ended = "tokens"
+                return
+            messages = fitted.messages
             shown = CallFilter(self.model.tool_format, lambda piece: self.emit(ChatText(piece, "research")))
             try:
                 completion = self.model.reply(messages, tools, deadline=deadline, max_tokens=self.budgets.max_tokens,
