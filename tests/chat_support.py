@@ -10,6 +10,18 @@ from typing import Any
 from engram.core.errors import ModelError
 from engram.core.models.generation import Completion
 
+
+class ScriptedReply(str):
+    """A scripted reply that ended otherwise than by stopping on its own (``length``: cut off at ``max_tokens``)."""
+
+    stopped: str
+
+    def __new__(cls, text: str, *, stopped: str) -> ScriptedReply:
+        reply = super().__new__(cls, text)
+        reply.stopped = stopped
+        return reply
+
+
 Step = str | Callable[[list[dict[str, Any]], Any], str] | ModelError
 
 
@@ -43,7 +55,7 @@ class ScriptedModel:
         if isinstance(step, ModelError):
             raise step
         text = step(list(messages), tools) if callable(step) else step
-        stopped = "stop"
+        stopped = text.stopped if isinstance(text, ScriptedReply) else "stop"
         for i in range(0, len(text), self.piece):
             if on_text is not None:
                 on_text(text[i:i + self.piece])

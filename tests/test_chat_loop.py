@@ -20,7 +20,7 @@ from engram.core.chat.stream import CallFilter
 from engram.core.chat.toolbox import CHAT_READS, HISTORY, tool_specs
 from engram.core.errors import InvalidArgument, ModelError, NotFound
 
-from .chat_support import ScriptedModel, call, first_id
+from .chat_support import ScriptedModel, ScriptedReply, call, first_id
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -349,92 +349,74 @@ def test_exchanges_that_no_longer_fit_are_summarized_redacted_and_shown_as_the_s
     turn = stocked.chat("And question 5?", model=small, conversation=name)
     prompt = asked[0][-1]["content"]
     assert "[REDACTED:anthropic-key]" in prompt and "sk-ant-" not in prompt, "what the summary reads is redacted"
-    assert asked[0][0]["content"].startswith("You keep a running summary")
+    assert asked[0][0]["content"].startswith("You summarize the start of a conversation")
     kept = stocked.conversations().load(name)
     assert kept.summary.startswith("- (1–6)") and kept.summary_upto > 0
     research_prompt = small.calls[1][0]
     first_user = next(m for m in research_prompt if m["role"] == "user")["content"]
     assert first_user.startswith("(Summary of earlier messages") and "carefully" in first_user
     assert any("were summarized" in n for n in turn.notes)
+    assert turn.notes[0].startswith("Summarizing the earlier conversation (messages 1–"), "said before it starts"
 
 
-def test_a_failed_summary_leaves_the_exchanges_out_and_is_tried_again_six_messages_later(stocked: Engine) -> None:
+def _summarizer(*bullets: str, cut: bool = False) -> Any:
+    """A script step that answers a summary request with ``bullets`` (cut off by its length, with ``cut``)."""
+    def reply(messages: list[dict[str, Any]], tools: Any) -> Any:
+        assert messages[0]["content"].startswith("You summarize"), "a summary request"
+        numbers = [int(n) for n in re.findall(r"^\[(\d+)\]", messages[-1]["content"], re.M)]
+        reply.asked.append(numbers)  # type: ignore[attr-defined]
+        text = "\n".join(bullets)
+        return ScriptedReply(text, stopped="length") if cut else text
+
+    reply.asked = []  # type: ignore[attr-defined]
+    return reply
+
+
+def test_the_summary_covers_enough_to_wait_several_turns_and_keeps_its_newest_bullets(stocked: Engine) -> None:
+    name = _long_conversation(stocked, 6)
+    stocked.settings.chat.max_tokens = 256
+    talk = stocked.conversations().load(name)
+    talk.summary = "\n".join(f"- (old {n}) " + "an older bullet " * 12 for n in range(12))  # near 2,000 already
+    stocked.conversations().save(talk)
+    first = _summarizer("- (1–4) Asked about deploys twice; answered: carefully.",
+                        "- (5–8) Asked again; answered the same.")
+    model = ScriptedModel([first, "Carefully."], context=_room_for_two_exchanges())
+    stocked.chat("And question 7?", model=model, conversation=name)
+    (numbers,) = first.asked
+    assert numbers[0] == 1 and numbers[-1] >= 8, "more than the one exchange left out: the next summary waits"
+    kept = stocked.conversations().load(name)
+    assert kept.summary.endswith("- (5–8) Asked again; answered the same.") and len(kept.summary) <= 2000
+    assert "(old 0)" not in kept.summary, "the oldest bullets went to make room"
+    again = ScriptedModel(["Still carefully."], context=_room_for_two_exchanges())
+    turn = stocked.chat("And question 8?", model=again, conversation=name)
+    assert not any("ummariz" in n for n in turn.notes), "the next turn needs no summary"
+
+
+def test_a_summary_cut_by_its_length_keeps_its_whole_bullets_and_covers_what_they_name(stocked: Engine) -> None:
     name = _long_conversation(stocked, 4)
     stocked.settings.chat.max_tokens = 256
-    failing = ScriptedModel([ModelError("out of memory"), "Carefully."], context=_room_for_two_exchanges())
-    turn = stocked.chat("And question 5?", model=failing, conversation=name)
+    cut = _summarizer("- (1–2) Asked about deploys; answered: carefully.", "- (3–4) Asked ag", cut=True)
+    turn = stocked.chat("And question 5?", model=ScriptedModel([cut, "Carefully."], context=_room_for_two_exchanges()),
+                        conversation=name)
     kept = stocked.conversations().load(name)
-    assert not kept.summary and kept.summary_retry_at == 16 + 1 + 6, "four earlier turns of 4 messages, the question"
-    assert any("could not be summarized (out of memory)" in n for n in turn.notes)
-    first_user = next(m for m in failing.calls[1][0] if m["role"] == "user")["content"]
-    assert "not shown" in first_user and "Summary of" not in first_user
-    # The next turn is under six messages later: no new attempt (the script has no summary step).
-    stocked.chat("And question 6?", model=ScriptedModel(["Still careful."], context=_room_for_two_exchanges()),
-                 conversation=name)
+    assert kept.summary == "- (1–2) Asked about deploys; answered: carefully." and kept.summary_upto == 2
+    assert any("cut at its length" in n for n in turn.notes)
 
 
-def test_a_call_written_outside_the_format_is_asked_again_held_to_the_format(stocked: Engine) -> None:
-    fenced = '```json\n{"name": "search", "arguments": {"query": "review"}}\n```'
-    model = ScriptedModel([fenced, call("search", query="review"), "Tuesdays."])
-    model.forces_calls = True
-    turn = stocked.chat("deploy?", model=model)
-    assert model.forced == [False, True, False], "only the repeat of the stray call is held to the format"
-    assert [s.arguments for s in turn.steps][1:] == [{"query": "review"}] and turn.answer == "Tuesdays."
-    assert any("held to the format" in n for n in turn.notes)
+def test_a_summary_is_outside_research_budgets(stocked: Engine) -> None:
+    """A summary that took 200 s and wrote ~5,000 tokens leaves research its whole time and token budget."""
+    name = _long_conversation(stocked, 4)
+    clock = iter(range(0, 100_000, 100))  # every reading of the clock is 100 s later
+    from engram.core.chat import loop
+    from engram.core.chat.toolbox import ChatToolbox
 
-
-def test_the_hermes_grammar_admits_one_call_to_a_known_tool() -> None:
-    from llama_cpp.llama_grammar import LlamaGrammar
-
-    from engram.core.chat.model import hermes_call_grammar
-
-    grammar = hermes_call_grammar(["search", "get_memory"])
-    assert grammar.startswith('root ::= "<tool_call>\\n" call "\\n</tool_call>"')
-    assert '"\\"search\\"" | "\\"get_memory\\""' in grammar
-    LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp accepts it
-
-
-def test_the_closing_request_lists_what_was_read_and_a_bare_read_id_is_a_citation(stocked: Engine) -> None:
-    def answer(messages: list[dict[str, Any]], tools: Any) -> str:
-        closing = messages[-1]["content"]
-        listed = re.findall(r"^\[([0-9a-f]{12})\] (.*)$", closing, re.M)
-        assert closing.startswith("Answer my question now") and listed, closing
-        assert listed[0][1].startswith("Deploy day We deploy on Tuesdays"), "each id with what it says"
-        read = listed[0][0]
-        return f"We deploy on Tuesdays ({read}); build 0123456789ab is unrelated and so is [{'f' * 12}]."
-
-    stocked.settings.chat.research_no_progress_rounds = 1
-    again = call("search", query="When do we deploy?")  # nothing new: research ends, the answer is asked for
-    model = ScriptedModel([again, answer])
-    turn = stocked.chat("When do we deploy?", model=model)
-    read = re.findall(r"^\[([0-9a-f]{12})\]", model.calls[-1][0][-1]["content"], re.M)[0]
-    assert turn.answer == f"We deploy on Tuesdays ([{read}]); build 0123456789ab is unrelated and so is [{'f' * 12}]."
-    assert turn.cited == [read] and turn.unread_citations == ["f" * 12]
-
-
-def test_each_question_says_when_it_was_asked_and_the_instructions_never_change(stocked: Engine,
-                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """So that "last week" can become a date, the time follows the question (in this computer's time zone);
-    the instructions stay the same from turn to turn, a prompt prefix the model need not read again."""
-    import time as clock
-
-    from engram.core.chat.conversation import asked_when
-
-    monkeypatch.setenv("TZ", "Europe/Stockholm")
-    clock.tzset()
-    try:
-        assert asked_when("2026-12-06T14:04:00+00:00") == "on Sunday 6 December 2026 at 15:04 (UTC+01:00)"
-        first = ScriptedModel(["Tuesdays."])
-        turn = stocked.chat("When do we deploy?", model=first)
-        second = ScriptedModel(["Mondays."])
-        stocked.chat("And staging?", model=second, conversation=turn.conversation)
-    finally:
-        monkeypatch.delenv("TZ")
-        clock.tzset()
-    (asked_first, _), (asked_second, _) = first.calls[0], second.calls[0]
-    assert asked_first[0] == asked_second[0], "the instructions are the same message both turns"
-    question = next(m["content"] for m in asked_first if m["role"] == "user")
-    assert re.fullmatch(r"When do we deploy\?\n\n\(Asked on \w+day \d+ \w+ \d{4} at \d\d:\d\d \(UTC\+0[12]:00\)\.\)",
-                        question), question
-    later = [m["content"] for m in asked_second if m["role"] == "user"]
-    assert later[0] == question and later[-1].startswith("And staging?\n\n(Asked on "), "each keeps its own time"
+    talk = stocked.conversations().load(name)
+    model = ScriptedModel([_summarizer("- (1–8) Asked about deploys; answered: " + "carefully " * 2000),
+                           call("search", query="deploys"), "Carefully."], context=_room_for_two_exchanges())
+    toolbox = ChatToolbox(lambda t, a: (lambda o: (o.text, o.result))(stocked.call(t, a)), talk, max_chars=4000)
+    turn = loop.run_turn(talk, "And question 5?", model=model, toolbox=toolbox,
+                         budgets=loop.Budgets(research_timeout=250.0, token_budget=4096, max_tokens=256),
+                         clock=lambda: float(next(clock)))
+    # Charged to research, the summary's tokens alone would have used its 4,096 up before the first round.
+    assert turn.tokens > 5000 and turn.rounds >= 1, "research ran after the summary, with its whole budget"
+    assert any("summarized in 100 s" in n or "summarized in 200 s" in n for n in turn.notes)

@@ -30,7 +30,7 @@ from .conversation import Conversation, Message
 from .history import fit, fit_messages
 from .model import ChatModel
 from .stream import CallFilter
-from .summary import due, summarize
+from .summary import due, summarize, to_cover
 from .toolbox import CHAT_READS, HISTORY, ChatToolbox, tool_specs
 from .toolcalls import ParsedReply, ToolCall, call_shape, parse_reply
 
@@ -173,6 +173,7 @@ class _Turn:
         self.done: dict[str, int] = {}  # a call's name and arguments -> the step that ran it
         self.step = 0
         self.question = ""
+        self.spent = 0  # tokens of research's model calls: what its budget counts (a summary's are not)
 
     def note(self, text: str) -> None:
         self.result.notes.append(text)
@@ -189,7 +190,7 @@ class _Turn:
             self.result.ended = "no_tools"
             self.note(f"This model chats without reading your memory: {self.model.format_note}")
         else:
-            self._research(tools, started + self.budgets.research_timeout)
+            self._research(tools, self.clock() + self.budgets.research_timeout)
         if not self.result.answer:
             self._answer()
         self.result.seconds = round(self.clock() - started, 3)
@@ -197,16 +198,29 @@ class _Turn:
         return self.result
 
     def _summarize_if_due(self, tools: list[dict[str, Any]] | None) -> None:
-        fitted = fit(self.conversation, self.number, self.model, tools, INSTRUCTIONS, reserve=self.budgets.max_tokens)
-        todo = due(self.conversation, fitted.hidden) if fitted is not None else []
-        if not todo or self.stop():
+        model = self.model
+        fitted = fit(self.conversation, self.number, model, tools, INSTRUCTIONS, reserve=self.budgets.max_tokens)
+        if fitted is None or not due(self.conversation, fitted.hidden) or self.stop():
             return
+        current = [m.as_template() for m in self._this_turn()]
+        room = model.context - self.budgets.max_tokens - model.prompt_tokens(
+            [{"role": "system", "content": INSTRUCTIONS}, *current], tools)
+        todo = to_cover(self.conversation, self.number, fitted.hidden, room,
+                        lambda ms: model.prompt_tokens([m.as_template() for m in ms], None))
+        if not todo:
+            return
+        span = f"{todo[0].number}–{todo[-1].number}"
+        self.note(f"Summarizing the earlier conversation (messages {span}), which no longer fits…")
+        started = self.clock()
         try:
-            self.result.tokens += summarize(self.conversation, todo, self.model, clock=self.clock)
-            self.note(f"Earlier messages {todo[0].number}–{todo[-1].number} no longer fit; they were summarized.")
+            done = summarize(self.conversation, todo, model, clock=self.clock)
         except ModelError as exc:
-            self.note(f"Earlier messages {todo[0].number}–{todo[-1].number} no longer fit and could not be summarized "
-                      f"({exc.message}); they are left out, and summarizing is tried again later.")
+            self.note(f"Earlier messages {span} could not be summarized ({exc.message}); they are left out, and "
+                      "summarizing is tried again later.")
+            return
+        self.result.tokens += done.tokens  # reported with the turn; research's budgets start after it
+        cut = " (the summary was cut at its length; the rest waits for the next one)" if done.cut else ""
+        self.note(f"Earlier messages {done.first}–{done.last} were summarized in {self.clock() - started:.0f} s{cut}.")
 
     # ----------------------------------------------------------- research
 
@@ -223,7 +237,7 @@ class _Turn:
                 self.result.ended = "context"
                 self.note("Research stopped: what was read no longer fits the model's context.")
                 return
-            if self.result.tokens + fitted.tokens + self.budgets.max_tokens > self.budgets.token_budget:
+            if self.spent + fitted.tokens + self.budgets.max_tokens > self.budgets.token_budget:
                 # Reserved before the call (its whole prompt and the longest reply), so the last call never
                 # takes research past its budget.
                 self.result.ended = "tokens"
@@ -279,7 +293,7 @@ class _Turn:
             return "stopped"
         if self.clock() >= deadline:
             return "timeout"
-        if self.result.tokens >= self.budgets.token_budget:
+        if self.spent >= self.budgets.token_budget:
             return "tokens"
         if quiet >= self.budgets.no_progress_rounds:
             return "no_progress"
@@ -340,6 +354,7 @@ class _Turn:
         self._answered(self._evidence_reply(), fallback=True)
 
     def _count(self, completion: Completion) -> None:
+        self.spent += completion.prompt_tokens + completion.tokens
         self.result.tokens += completion.prompt_tokens + completion.tokens
         self.result.evaluated += (completion.prompt_tokens if completion.evaluated_tokens is None
                                   else completion.evaluated_tokens)
