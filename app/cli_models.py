@@ -107,7 +107,9 @@ def _bootstrap(args: argparse.Namespace, engine: Engine) -> int:
     devices = backend_devices()
     print("installed llama.cpp devices: " + (", ".join(f"{d.name} ({d.kind})" for d in devices) or "unknown"))
     installed = {d.kind for d in devices}
-    if build.backend == "cpu" and installed <= {"cpu"}:
+    if not devices:
+        print("the installed llama.cpp binding cannot be loaded: it is installed again.")
+    elif build.backend == "cpu" and installed <= {"cpu"}:
         print("nothing to install: the CPU build fits this computer and is installed.")
         return 0
     plan = bootstrap_plan(build)

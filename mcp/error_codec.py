@@ -17,7 +17,8 @@ from engram.core.errors import EngramError, InvalidArgument, SettingsError
 
 #: The modules below ``app/`` that define classes of the tree (``app/`` errors never leave the process).
 ERROR_MODULES = ("engram.core.errors", "engram.core.store.bucket_access", "engram.core.store.bucket_errors",
-                 "engram.core.store.writer", "engram.core.models.download", "engram.core.models.generation",
+                 "engram.core.store.writer", "engram.core.models.backend", "engram.core.models.download",
+                 "engram.core.models.generation",
                  "engram.mcp.errors", "engram.mcp.handshake", "engram.mcp.service", "engram.mcp.setup_clients")
 
 

@@ -106,17 +106,34 @@ _load_lock = threading.Lock()
 GPU_MODULES = {"vulkan": "Vulkan", "cuda": "CUDA", "metal": "Metal", "hip": "ROCm", "sycl": "SYCL"}
 
 
+class BindingBroken(ModelError):
+    """llama.cpp's Python binding cannot be imported or its library cannot be loaded: a damaged installation."""
+
+    title = "llama.cpp could not be loaded"
+
+
+def repair_hint() -> str:
+    """How to repair a damaged llama.cpp binding, for a bundled app and for a source checkout alike."""
+    return ("Repair the installation: `engram bootstrap` installs the llama.cpp build that fits this computer "
+            "again (from a source checkout, `bash scripts/setup-env.sh` does), or reinstall Engram.")
+
+
 def llama_library() -> ModuleType:
     """``llama_cpp``, its backends loaded (once per process): every caller that loads a model or asks what the
     library can do goes through here.
 
     Raises:
-        ImportError, OSError: llama-cpp-python is missing or its library cannot be loaded.
+        BindingBroken: llama-cpp-python is missing or its library cannot be loaded (the message says how to
+            repair it).
         ModelError: a build with loadable backends has no CPU backend in its folder (a broken install).
     """
-    import llama_cpp
+    try:
+        import llama_cpp
 
-    loaded_backends()
+        loaded_backends()
+    except (ImportError, OSError) as exc:
+        raise BindingBroken(f"Engram's llama.cpp binding (llama-cpp-python {LLAMA_VERSION}) could not be loaded "
+                            f"({type(exc).__name__}: {exc}), so no model can run. {repair_hint()}") from exc
     return llama_cpp
 
 
