@@ -148,7 +148,8 @@ def resolve_model(spec: str, roles: tuple[str, ...] = ("helper",)) -> ModelEntry
         return ModelEntry(id=f"custom:{path.as_posix()}", name=path.name, roles=roles, file=path.name,
                           local_path=str(path))
     if m := _HUB_FILE.fullmatch(spec):
-        return ModelEntry(id=f"custom:{spec}", name=m.group(3), roles=roles, file=m.group(3).rsplit("/", 1)[-1],
+        # ``file`` is the path in the repository (a subfolder included: the hub's link needs it).
+        return ModelEntry(id=f"custom:{spec}", name=m.group(3).rsplit("/", 1)[-1], roles=roles, file=m.group(3),
                           repository=f"{m.group(1)}/{m.group(2)}", revision="main")
     raise ModelError(f"'{mask_credentials(spec)}' names no model. Give a manifest id ({', '.join(entries)}), a .gguf path on this "
                      "computer, owner/repo/file.gguf, or an https link.")

@@ -233,11 +233,30 @@ def test_custom_models_download_unverified_and_say_so(tmp_path: Path, server: Mo
     assert files.remove(entry) and not got.path.exists()
 
 
+def test_custom_models_of_one_file_name_from_two_places_never_overwrite_each_other(tmp_path: Path,
+                                                                                     server: ModelServer) -> None:
+    files = ModelFiles(tmp_path, hub_url=server.url)
+    one, other = resolve_model("alice/models/model.gguf"), resolve_model("bob/models/model.gguf")
+    link = resolve_model(f"{server.url}/files/model.gguf")
+    paths = {files.path_for(e) for e in (one, other, link)}
+    assert len(paths) == 3 and files.path_for(one) == tmp_path / "alice--models" / "model.gguf"
+    assert files.path_for(link).parent.parent == tmp_path / "links"
+    got = files.download(resolve_model(f"{server.url}/files/{SMOL.file}"))
+    assert got.path.parent.parent == tmp_path / "links" and got.path.name == SMOL.file
+    (tmp_path / "model.gguf").write_bytes(b"GGUF from an earlier version")  # kept flat before: still used
+    assert files.path_for(one) == files.path_for(other) == tmp_path / "model.gguf"
+    (tmp_path / "alice--models").mkdir()
+    (tmp_path / "alice--models" / "model.gguf").write_bytes(b"GGUF")
+    assert files.path_for(one) == tmp_path / "alice--models" / "model.gguf"
+
+
 def test_model_specs_are_resolved_or_refused(tmp_path: Path) -> None:
     assert resolve_model("qwen3.5-4b").pinning == "hash"
     assert resolve_model("qwen3.5-35b-a3b").pinning == "revision"
     hub = resolve_model("owner/repo/sub/model.Q4.gguf")
-    assert (hub.repository, hub.file, hub.revision) == ("owner/repo", "model.Q4.gguf", "main")
+    assert (hub.repository, hub.file, hub.name, hub.revision) == ("owner/repo", "sub/model.Q4.gguf", "model.Q4.gguf",
+                                                                  "main")
+    assert hub.download_url("https://hub.example") == "https://hub.example/owner/repo/resolve/main/sub/model.Q4.gguf"
     local = tmp_path / "mine.gguf"
     local.write_bytes(b"GGUF")
     assert resolve_model(str(local)).local_path == str(local.resolve())

@@ -9,6 +9,7 @@ when it arrives or when its identity changes, and checked by identity on every o
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -77,13 +78,23 @@ class ModelFiles:
     # ------------------------------------------------------------------- places
 
     def path_for(self, entry: ModelEntry) -> Path:
+        """Where ``entry``'s file is. A custom download has a folder of its own, so that two repositories'
+        files of one name never overwrite each other: ``<owner>--<repo>/`` for a hub file, ``links/<hash>/``
+        for a link (a file an earlier version kept directly in the models folder is used where it is)."""
         if entry.local_path:
             return Path(entry.local_path)
         if entry.packaged_in is not None:
             spec = importlib.util.find_spec(entry.packaged_in.module)
             if spec is not None and spec.origin is not None:
                 return Path(spec.origin).parent / entry.packaged_in.path
-        return self.dir / entry.file
+        if not entry.custom:
+            return self.dir / entry.file
+        if entry.repository:
+            own = self.dir / entry.repository.replace("/", "--") / entry.file
+        else:
+            own = self.dir / "links" / hashlib.sha256(entry.url.encode()).hexdigest()[:12] / entry.file
+        flat = self.dir / Path(entry.file).name
+        return flat if not own.exists() and flat.is_file() else own
 
     def _pins(self) -> dict[str, Any]:
         try:
