@@ -15,11 +15,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engram.core.catalog import PLAN_TOOLS
 from engram.core.manifest import ModelEntry, model_entry
 from engram.core.models.files import ModelFiles
 from engram.core.models.generation import LoadedModel
 from engram.core.models.pool import ModelPool
-from engram.core.recall.assist import HELPER_SYSTEM
+from engram.core.recall.assist import helper_system
 
 from .common import Run, note_model
 from .suites import NoOptions
@@ -51,7 +52,7 @@ def prefix_reuse(model: LoadedModel, calls: int = 6) -> dict[str, float]:
     for label, unique in (("shared", False), ("unshared", True)):
         evaluated, total, read = [], [], []
         for i in range(calls + 1):
-            system = (f"Request {i}. " if unique else "") + HELPER_SYSTEM
+            system = (f"Request {i}. " if unique else "") + helper_system(PLAN_TOOLS)
             got = model.complete([{"role": "system", "content": system}, {"role": "user", "content": _helper_requests(i)}],
                                  deadline=time.monotonic() + 600, max_tokens=4)
             if i == 0:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from engram.core import Engine, Paths, Settings
+from engram.core.catalog import PLAN_TOOLS
 from engram.core.models.generation import Completion, DeadlineExceeded, Rates
 from engram.core.recall.assist import VERIFY, ModelPath, answer, plan_schema
 
@@ -115,13 +116,16 @@ def test_a_cited_answer_comes_back_condensed(make: Any) -> None:
     ("Backups run nightly.", "was not the JSON asked for"),
     (DeadlineExceeded("slow"), "ran out of time while answering"),
 ])
-def test_an_answer_that_fails_gives_the_plain_result_and_one_note(make: Any, answer: Any, note: str) -> None:
+def test_an_answer_that_fails_returns_the_planned_evidence_with_one_note(make: Any, answer: Any, note: str) -> None:
+    """The plan's reads found more than a search of the question would: they are returned, with why there is no
+    answer, rather than a fresh plain search."""
     model = FakeModel(plan={"steps": [{"tool": "search", "query": "backup schedule"}]}, answer=answer)
     out = engine_call(make(model))
-    plain = engine_call(make(None, recall__llm=False))
-    assert out.result.answer is None and out.result.planned is False and out.result.model["fell_back"]
-    assert len(out.result.notes) == 1 and note in out.result.notes[0]
-    assert out.text == out.result.notes[0] + "\n\n" + plain.text, "the deterministic result, one note line first"
+    assert out.result.answer is None and out.result.planned is True and out.result.model["fell_back"]
+    assert [s.args["query"] for s in out.result.steps] == [QUESTION, "backup schedule"]
+    assert len(out.result.notes) == 1 and note in out.result.notes[0] and "here is the evidence" in out.result.notes[0]
+    head, _, evidence = out.text.partition("\n[1] ")
+    assert head.rstrip().endswith(out.result.notes[0]) and "Backups run nightly with restic" in evidence, "steps, note, evidence"
 
 
 @pytest.mark.parametrize(("plan", "note"), [
@@ -243,7 +247,7 @@ def test_the_real_test_model_answers_under_the_schema(paths: Paths) -> None:
     with Engine(paths, s, embedder=HashingEmbedder()) as engine:
         provider = engine.provider("helper")
         path = ModelPath(provider=provider)
-        text, cited = answer(provider, "When do backups run?", evidence, time.monotonic() + 120, path)
+        text, cited = answer(provider, "When do backups run?", evidence, time.monotonic() + 120, path, PLAN_TOOLS)
         rates = provider.rates()
     assert rates is not None and rates.prompt_tps > 0 and rates.gen_tps > 0, "measured from its own calls"
     assert path.read_blocks == path.shown_blocks == 2
@@ -278,7 +282,8 @@ def test_recall_max_chars_sizes_a_recall_without_max_chars(make: Any) -> None:
 
 def test_a_plain_question_is_planned_as_search_queries_and_named_ids_or_files_widen_the_schema() -> None:
     plain = plan_schema(QUESTION)
-    assert list(plain["properties"]) == ["queries"], "one short line: queries only"
+    assert list(plain["properties"]) == ["queries", "facts"] and plain["required"] == ["queries"], \
+        "one short line: queries, and facts to look up when there are any"
     named = plan_schema("What did 81c17ed7aa20 say, and what is in docs/deploy.md?")
     tools = [s["properties"]["tool"]["const"] for s in named["properties"]["steps"]["items"]["anyOf"]]
     assert tools == ["search", "get_memory", "neighbors", "file_chunks", "file_summary"]
@@ -290,7 +295,28 @@ def test_a_plan_of_queries_becomes_search_steps(make: Any) -> None:
     model = FakeModel(plan={"queries": ["roll back a deploy", "backup schedule"]})
     out = engine_call(make(model), condense=False)
     assert [s.args["query"] for s in out.result.steps] == [QUESTION, "roll back a deploy", "backup schedule"]
-    assert model.calls[0]["schema"] == plan_schema(QUESTION)
+    assert model.calls[0]["schema"] == plan_schema(QUESTION, ["ops"])
+
+
+def test_the_planner_reads_what_each_read_does_and_may_scope_a_search_or_look_up_facts(make: Any) -> None:
+    model = FakeModel(plan={"queries": ["roll back a deploy", {"query": "backup schedule", "project": "ops"},
+                                       {"query": "deploy host", "project": "nowhere"}],
+                            "facts": [{"subject": "restic", "predicate": "backs up"}]})
+    engine = make(model)
+    engine.call("kg_edit", {"action": "add", "subject": "restic", "predicate": "backs up", "object": "the NAS"})
+    out = engine_call(engine, condense=False)
+    assert [(s.tool, s.args) for s in out.result.steps] == [
+        ("search", {"query": QUESTION}), ("search", {"query": "roll back a deploy"}),
+        ("search", {"query": "backup schedule", "project": "ops"}),
+        ("search", {"query": "deploy host"}),  # a project the workspace does not have: searched everywhere
+        ("kg_query", {"subject": "restic", "predicate": "backs up"})]
+    system = model.calls[0]["messages"][0]["content"]
+    assert "- search: Hybrid (semantic + lexical + graph) search" in system
+    assert "- kg_query: Knowledge-graph facts (subject, predicate, object)" in system
+    schema = model.calls[0]["schema"]
+    scoped = schema["properties"]["queries"]["items"]["anyOf"][1]
+    assert scoped["properties"]["project"] == {"enum": ["ops"]} and schema["properties"]["facts"]["maxItems"] == 2
+    assert "restic —backs up→ the NAS" in out.text, "the fact is evidence"
 
 
 def test_an_answer_with_raw_newlines_in_its_json_string_is_read(make: Any) -> None:

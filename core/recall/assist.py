@@ -6,7 +6,7 @@ Planning and answering share one deadline. Any failure (the model fails or runs 
 is unusable, its answer cites nothing or cites evidence it was not shown) makes recall return its
 deterministic result with one note line saying why (``ModelPath.failed``).
 
-Both tasks start with the same fixed instructions (``HELPER_SYSTEM``), so llama.cpp evaluates them once
+Both tasks start with the same fixed instructions (``helper_system``), so llama.cpp evaluates them once
 and every later call pays only for its own part. The answer is written under a JSON schema
 (``{answer, cites}``, cites limited to the numbers shown), and the model reads as much of the evidence,
 best first, as its measured speed lets it read while leaving time to write its answer; the caller
@@ -38,11 +38,34 @@ _STR = {"type": "string", "minLength": 3, "maxLength": 100}
 #: Memory ids as tools print them, and file paths: only a question naming one lets the plan read it directly.
 _ID = re.compile(r"\b[0-9a-f]{12}\b")
 _PATH = re.compile(r"[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|md|txt|rst|toml|json|ya?ml|js|ts|go|rs|java|c|h|cpp|html|css|sh)\b")
-#: The usual plan: one short search query per part of the question (one short line of JSON, few tokens).
-SEARCH_PLAN_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["queries"],
-    "properties": {"queries": {"type": "array", "minItems": 1, "maxItems": 4, "items": _STR}},
-}
+#: The most fact lookups a plan may add (a question names few subjects).
+MAX_FACTS = 2
+
+
+def _queries(projects: list[str]) -> dict[str, Any]:
+    """One short search query per part of the question; with known projects, a query may name one of them."""
+    if not projects:
+        return {"type": "array", "minItems": 1, "maxItems": 4, "items": _STR}
+    scoped = {"type": "object", "additionalProperties": False, "required": ["query", "project"],
+              "properties": {"query": _STR, "project": {"enum": projects[:20]}}}
+    return {"type": "array", "minItems": 1, "maxItems": 4, "items": {"anyOf": [_STR, scoped]}}
+
+
+_FACTS = {"type": "array", "maxItems": MAX_FACTS, "items": {
+    "type": "object", "additionalProperties": False, "required": ["subject"],
+    "properties": {"subject": {"type": "string", "minLength": 1, "maxLength": 100},
+                   "predicate": {"type": "string", "minLength": 1, "maxLength": 100}}}}
+
+
+def search_plan_schema(projects: list[str]) -> dict[str, Any]:
+    """The usual plan: ``queries`` (a string each, or ``{query, project}`` for a project the question names) and
+    optionally ``facts`` to look up (``{subject, predicate}``): short JSON, few tokens."""
+    return {"type": "object", "additionalProperties": False, "required": ["queries"],
+            "properties": {"queries": _queries(projects), "facts": _FACTS}}
+
+
+#: The plan without known projects (the schema a workspace with none gets).
+SEARCH_PLAN_SCHEMA: dict[str, Any] = search_plan_schema([])
 
 
 def _step(tool: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -59,12 +82,13 @@ _PATH_STEPS = [_step("file_chunks", {"source": _STR, "start_line": {"type": "int
                _step("file_summary", {"source": _STR}, ["source"])]
 
 
-def plan_schema(question: str) -> dict[str, Any]:
-    """The plan's JSON schema for ``question``: search queries only, unless the question names memory ids or
-    file paths, which the plan may then read directly (each step with exactly its tool's arguments)."""
+def plan_schema(question: str, projects: list[str] | None = None) -> dict[str, Any]:
+    """The plan's JSON schema for ``question``: search queries (each may name one of ``projects``) and fact
+    lookups, unless the question names memory ids or file paths, which the plan may then read directly (each
+    step with exactly its tool's arguments)."""
     steps = [*(_ID_STEPS if _ID.search(question) else []), *(_PATH_STEPS if _PATH.search(question) else [])]
     if not steps:
-        return SEARCH_PLAN_SCHEMA
+        return search_plan_schema(projects or [])
     return {"type": "object", "additionalProperties": False, "required": ["steps"],
             "properties": {"steps": {"type": "array", "minItems": 1, "maxItems": 4,
                                      "items": {"anyOf": [_SEARCH_STEP, *steps]}}}}
@@ -76,15 +100,27 @@ _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _BLOCK = re.compile(r"^\[(\d+)\] ", re.M)
 _FOOTER = re.compile(r"^— \d+ of \d+ results? shown.*$|^No results from any step\.$", re.M)
 
-#: The fixed instructions every helper call starts with (one prefix, evaluated once per loaded model).
-HELPER_SYSTEM = (
-    "You help a personal memory search engine. Each request names one task.\n"
-    "PLAN: split the question into its separate parts and write one short search query per part, in plain "
-    "words. Read a memory id or a file directly only where the question names it. Reply with JSON only.\n"
-    "ANSWER: answer the question in a few sentences using only the numbered evidence, and list in `cites` the "
-    "numbers of the evidence your answer uses, at most four; you may also put them after a claim, like [2]. If "
-    "the evidence does not answer the question, say so briefly and cite the closest evidence. Reply with JSON "
-    "only.")
+#: The reads a plan is told about, in the order it is told (their summaries come from the tool catalog).
+PLANNED_READS = ("search", "kg_query", "get_memory", "neighbors", "file_chunks", "file_summary")
+
+
+def helper_system(tools: PlanTools) -> str:
+    """The fixed instructions every helper call starts with (one prefix, evaluated once per loaded model): the
+    tasks, and what each read a plan can use does, in the tool catalog's own words."""
+    reads = "\n".join(f"- {name}: {tools.reads[name].summary}" for name in PLANNED_READS if name in tools.reads)
+    return (
+        "You help a personal memory search engine. Each request names one task.\n"
+        "PLAN: split the question into its separate parts and write one short search query per part, in plain "
+        "words. Give a query the project it is about only when the question names that project. Add a fact "
+        "lookup (subject, and predicate if known) only for a person, system or thing the question asks facts "
+        "about. Read a memory id or a file directly only where the question names it. Reply with JSON only. "
+        f"The reads a plan uses:\n{reads}\n"
+        "ANSWER: answer the question in a few sentences using only the numbered evidence, and list in `cites` the "
+        "numbers of the evidence your answer uses, at most four; you may also put them after a claim, like [2]. If "
+        "the evidence does not answer the question, say so briefly and cite the closest evidence. Reply with JSON "
+        "only.")
+
+
 #: Tokens the reply may take: its answer (at most ANSWER_CHARS characters, about 160 tokens of prose or fewer)
 #: and the JSON around it with the citations. Time is kept for all of them. An answer cites what it uses, not
 #: everything it read.
@@ -146,13 +182,13 @@ def plan(provider: Provider, question: str, projects: list[str], deadline: float
     started = time.monotonic()
     plan_by = started + PLAN_SHARE * max(0.0, deadline - started)
     try:
-        out = provider.complete([{"role": "system", "content": HELPER_SYSTEM}, {"role": "user", "content": request}],
-                                deadline=plan_by, max_tokens=PLAN_TOKENS, json_schema=plan_schema(question))
+        out = provider.complete([{"role": "system", "content": helper_system(tools)},
+                                 {"role": "user", "content": request}],
+                                deadline=plan_by, max_tokens=PLAN_TOKENS, json_schema=plan_schema(question, projects))
         if out.stopped == "deadline":
             raise DeadlineExceeded("planning stopped at its share of the deadline")
         reply = json.loads(out.text, strict=False)  # the grammar lets raw newlines into strings
-        raw = ([{"tool": "search", "query": q} for q in reply.get("queries", [])] if "queries" in reply
-               else reply.get("steps", []))
+        raw = _planned(reply)
     except DeadlineExceeded:
         path.failed = "note: the local model ran out of time while planning; here is the plain recall."
         return []
@@ -169,6 +205,8 @@ def plan(provider: Provider, question: str, projects: list[str], deadline: float
             path.dropped_steps += 1
             continue
         args = {k: v for k, v in item.items() if k in KNOWABLE[tool] and v not in (None, "", [])}
+        if args.get("project") is not None and args["project"] not in projects:
+            del args["project"]  # a project the workspace does not have would find nothing: search them all
         try:
             validate_plan([PlanStep(tool=tool, args=args)], tools)
         except EngramError:
@@ -181,6 +219,21 @@ def plan(provider: Provider, question: str, projects: list[str], deadline: float
     elif path.dropped_steps:
         path.notes.append(f"note: {path.dropped_steps} of the local model's planned steps were invalid and dropped.")
     return steps
+
+
+def _planned(reply: Any) -> list[Any]:
+    """The steps a plan reply names: its ``queries`` (a string, or ``{query, project}``) and ``facts`` as search
+    and kg_query steps, or its ``steps`` as written."""
+    if not isinstance(reply, dict):
+        raise ValueError("the plan is not a JSON object")
+    if "queries" not in reply:
+        return list(reply.get("steps", []))
+    raw: list[Any] = []
+    for q in reply.get("queries", []):
+        raw.append({"tool": "search", "query": q} if isinstance(q, str) else {"tool": "search", **q})
+    for fact in reply.get("facts", [])[:MAX_FACTS]:
+        raw.append({"tool": "kg_query", **fact} if isinstance(fact, dict) else fact)
+    return raw
 
 
 def evidence_blocks(evidence: str) -> list[tuple[int, str]]:
@@ -220,7 +273,7 @@ def answer_schema(numbers: list[int]) -> dict[str, Any]:
 
 
 def answer(provider: Provider, question: str, evidence: str, deadline: float,
-           path: ModelPath) -> tuple[str | None, list[int]]:
+           path: ModelPath, tools: PlanTools) -> tuple[str | None, list[int]]:
     """A cited answer from the rendered ``evidence`` (as much of it as the model can read in time), or
     ``(None, [])`` with ``path.failed`` set."""
     blocks = evidence_blocks(evidence)
@@ -239,7 +292,8 @@ def answer(provider: Provider, question: str, evidence: str, deadline: float,
             return None, []
         shown = [n for n, _ in readable]
         request = head + redact("\n\n".join(text for _, text in readable)).text + tail
-        out = provider.complete([{"role": "system", "content": HELPER_SYSTEM}, {"role": "user", "content": request}],
+        out = provider.complete([{"role": "system", "content": helper_system(tools)},
+                                 {"role": "user", "content": request}],
                                 deadline=deadline, max_tokens=ANSWER_TOKENS, json_schema=answer_schema(shown))
     except DeadlineExceeded:
         path.failed = "note: the local model ran out of time while answering; here is the evidence."

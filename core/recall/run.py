@@ -191,12 +191,11 @@ def run_recall(scope: Scope, tools: PlanTools, question: str, plan: list[PlanSte
     result = RecallResult(question=question, planned=True, plan_source=source, steps=reports, items=items)
     if condense:
         evidence = format_recall(result, max_chars)  # exactly what the caller would otherwise receive
-        result.answer, result.cited = assist.answer(path.provider, question, evidence, deadline, path)
+        result.answer, result.cited = assist.answer(path.provider, question, evidence, deadline, path, tools)
         if path.failed is not None:
-            if source == "caller":  # the deterministic result of the caller's plan is this very evidence
-                result.notes = [*notes, path.failed]
-                return _with_model_report(result, path, started)
-            return _with_model_report(_deterministic(scope, tools, question, None, run, [path.failed], started), path)
+            # The planned evidence stands without the answer (a plain search of the question would find less).
+            result.notes = [*path.notes, *notes, path.failed]
+            return _with_model_report(result, path, started)
     result.notes = path.notes + notes
     return _with_model_report(result, path, started)
 
