@@ -125,7 +125,9 @@ class TaggerSettings(_Group):
     about: ClassVar[str] = "Tagging new memories with the helper model"
 
     llm: bool = Field(False, description="Classify new memories (type, domain, topics) with the helper model.")
-    llm_concurrency: int = Field(1, ge=1, le=16, description="Memories classified together in one batch.")
+    llm_concurrency: int = Field(1, ge=1, le=16, description=(
+        "Memories classified at once by a remote provider (one request each); the local model takes them one "
+        "after another."))
 
 
 class SummarizerSettings(_Group):

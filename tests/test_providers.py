@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import keyring
 import pytest
@@ -106,3 +107,18 @@ def test_api_keys_come_from_the_keyring(memory_keyring: MemoryKeyring) -> None:
     finally:
         fake.close()
     assert fake.headers[0]["Authorization"] == "Bearer sk-test"
+
+
+def test_a_server_asked_not_to_think_is_asked_in_its_own_words() -> None:
+    def asked(name: str, url: str) -> dict[str, Any]:
+        body = OpenAICompatibleProvider(name, url, "m").request_body(
+            [{"role": "user", "content": "x"}], max_tokens=8, json_schema=None, thinking=False)
+        return {k: v for k, v in body.items() if k in ("reasoning_effort", "chat_template_kwargs")}
+
+    assert asked("ollama", "http://127.0.0.1:11434") == {"reasoning_effort": "none"}
+    assert asked("vllm", "http://10.0.0.5:8000") == {"chat_template_kwargs": {"enable_thinking": False}}
+    assert asked("openai", "http://127.0.0.1:8080/v1") == {"chat_template_kwargs": {"enable_thinking": False}}
+    assert asked("openai", "https://api.openai.com") == {}, "OpenAI's own API takes neither"
+    thinking = OpenAICompatibleProvider("ollama", "http://x", "m").request_body(
+        [], max_tokens=8, json_schema=None, thinking=True)
+    assert "reasoning_effort" not in thinking and "chat_template_kwargs" not in thinking

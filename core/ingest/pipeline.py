@@ -134,7 +134,8 @@ def ingest_path(store: WorkspaceStore, writer: Writer, embedder: Embedder, targe
     return report
 
 
-ChunkTagger = Callable[[list[str]], list[list[str]]]
+#: A source's chunk texts and the source's name -> each chunk's extra tags (the model's classification).
+ChunkTagger = Callable[[list[str], str], list[list[str]]]
 
 
 def _write_batch(store: WorkspaceStore, writer: Writer, embedder: Embedder, batch: Sequence[_Pending], *,
@@ -159,7 +160,7 @@ def _write_batch(store: WorkspaceStore, writer: Writer, embedder: Embedder, batc
     for item, fmt, chunks in per_source:
         rows, edges = chunk_rows(source=item.source, project=project, kind=kind, fmt=fmt, tags=tags, chunks=chunks,
                                  vectors=vectors[offset:offset + len(chunks)], now=now,
-                                 chunk_tags=tagger([c.content for c in chunks]) if tagger else None)
+                                 chunk_tags=tagger([c.content for c in chunks], item.source) if tagger else None)
         offset += len(chunks)
         memory_rows.extend(rows)
         edge_rows.extend(edges)

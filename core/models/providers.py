@@ -36,7 +36,10 @@ class Provider(Protocol):
     name: str
 
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
-                 json_schema: dict[str, Any] | None = None) -> Completion: ...
+                 json_schema: dict[str, Any] | None = None, thinking: bool = True) -> Completion:
+        """One completion; ``thinking=False`` asks a server that can think not to (the local model never does:
+        its template is rendered without thinking)."""
+        ...
 
     def rates(self, deadline: float | None = None) -> Rates | None:
         """How fast the model reads and writes (``None`` when unknown, e.g. a server elsewhere)."""
@@ -98,7 +101,7 @@ class LocalProvider:
     name: str = "local"
 
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
-                 json_schema: dict[str, Any] | None = None) -> Completion:
+                 json_schema: dict[str, Any] | None = None, thinking: bool = True) -> Completion:
         return self.model.complete(messages, deadline=deadline, max_tokens=max_tokens, json_schema=json_schema)
 
     def rates(self, deadline: float | None = None) -> Rates | None:
@@ -124,19 +127,32 @@ class OpenAICompatibleProvider:
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)
 
-    def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
-                 json_schema: dict[str, Any] | None = None) -> Completion:
-        """One completion over HTTP (sent redacted: ``models/remote_client.py``).
-
-        Raises:
-            DeadlineExceeded: no answer before ``deadline``.
-            ModelError: the server is unreachable, refused the request, or sent what cannot be read.
-        """
+    def request_body(self, messages: list[dict[str, str]], *, max_tokens: int, json_schema: dict[str, Any] | None,
+                     thinking: bool) -> dict[str, Any]:
+        """The chat-completions request ``complete`` sends (see there)."""
         body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                                 "temperature": 0.0}
         if json_schema is not None:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "answer", "schema": json_schema, "strict": True}}
+        if not thinking:
+            if self.name == "ollama":
+                body["reasoning_effort"] = "none"
+            elif self.name == "vllm" or self.base_url.rstrip("/") != DEFAULT_URLS["openai"]:
+                body["chat_template_kwargs"] = {"enable_thinking": False}
+        return body
+
+    def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
+                 json_schema: dict[str, Any] | None = None, thinking: bool = True) -> Completion:
+        """One completion over HTTP (sent redacted: ``models/remote_client.py``). Without ``thinking`` the server
+        is asked not to think: Ollama with ``reasoning_effort: none``, vLLM (and an ``openai`` provider at another
+        address than OpenAI's) through the chat template's ``enable_thinking``.
+
+        Raises:
+            DeadlineExceeded: no answer before ``deadline``.
+            ModelError: the server is unreachable, refused the request, or sent what cannot be read.
+        """
+        body = self.request_body(messages, max_tokens=max_tokens, json_schema=json_schema, thinking=thinking)
         started = time.monotonic()
         reply = RemoteClient("openai", self.name, self.base_url, self.key, self.client).post(body, deadline=deadline)
         try:
@@ -167,7 +183,7 @@ class AnthropicProvider:
         return estimate_tokens(text)
 
     def complete(self, messages: list[dict[str, str]], *, deadline: float, max_tokens: int = 256,
-                 json_schema: dict[str, Any] | None = None) -> Completion:
+                 json_schema: dict[str, Any] | None = None, thinking: bool = True) -> Completion:
         """One completion from the Messages API (sent redacted: ``models/remote_client.py``); a JSON schema is
         asked for in the system prompt.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Literal
@@ -25,10 +25,10 @@ from ..events import (
 )
 from ..ingest.boundaries import Boundaries
 from ..ingest.exchanges import exchange_vector, previous_exchange, remember_exchange
+from ..ingest.pipeline import ChunkTagger, ingest_text
 from ..ingest.pipeline import ingest_path as run_ingest
-from ..ingest.pipeline import ingest_text
 from ..ingest.records import embedding_text, mention_edges, new_memory_id, note_row
-from ..ingest.tagging import classify, deadline_in, model_tags
+from ..ingest.tagging import ToClassify, classify, deadline_in, model_tags
 from ..upkeep.writing import MAX_SUPERSEDES, Written, checked_supersedes, probably_repeated, write_memory
 from . import source_names
 from .datetimes import UtcDatetime
@@ -75,7 +75,7 @@ def store(
             vector = exchange_vector(scope.embedder(), title, content, previous_exchange(scope.store, project))
         else:
             vector = scope.embedder().embed([embedding_text(title, content)])[0]
-        written = write(vector, *_model_tags(scope, content, tags, type))
+        written = write(vector, *_model_tags(scope, content, tags, type, project))
     assert written is not None  # with its vector, a memory is always written
     if kind == "exchange":
         remember_exchange(scope.store, project, content)
@@ -85,7 +85,7 @@ def store(
                   superseded=written.superseded)
 
 
-def _model_tags(scope: Scope, content: str, tags: list[str], type_: str) -> tuple[list[str], str]:
+def _model_tags(scope: Scope, content: str, tags: list[str], type_: str, project: str) -> tuple[list[str], str]:
     """With ``tagger.llm`` on, add the helper model's domain and topics (and its type, when the caller gave
     none); without it, or when the model cannot answer in time, the memory keeps what it has."""
     if not scope.settings.tagger.llm:
@@ -94,28 +94,28 @@ def _model_tags(scope: Scope, content: str, tags: list[str], type_: str) -> tupl
         provider = scope.provider("tagger")
     except EngramError:
         return tags, type_
-    (found,) = classify(provider, [content], deadline=deadline_in(TAGGING_SECONDS))
+    (found,) = classify(provider, [ToClassify(content, project)], deadline=deadline_in(TAGGING_SECONDS))
     if found is None:
         return tags, type_
     return [*tags, *model_tags(found)], (found.type.lower() if type_ == "note" else type_)
 
 
-def _chunk_tagger(scope: Scope) -> Callable[[list[str]], list[list[str]]] | None:
-    """With ``tagger.llm`` on, classify chunks in batches of ``tagger.llm_concurrency`` (one request each)."""
+def _chunk_tagger(scope: Scope, project: str) -> ChunkTagger | None:
+    """With ``tagger.llm`` on, classify each chunk of a source (one request each; ``tagger.llm_concurrency`` at
+    once where the provider takes several)."""
     if not scope.settings.tagger.llm:
         return None
     try:
         provider = scope.provider("tagger")
     except EngramError:
         return None
-    size = scope.settings.tagger.llm_concurrency
+    concurrency = scope.settings.tagger.llm_concurrency
 
-    def tag(texts: list[str]) -> list[list[str]]:
-        out: list[list[str]] = []
-        for start in range(0, len(texts), size):
-            found = classify(provider, texts[start:start + size], deadline=deadline_in(TAGGING_SECONDS))
-            out += [model_tags(c) if c else [] for c in found]
-        return out
+    def tag(texts: list[str], source: str) -> list[list[str]]:
+        found = classify(provider, [ToClassify(t, project, source) for t in texts],
+                         deadline=deadline_in(TAGGING_SECONDS * max(1, len(texts) // concurrency)),
+                         concurrency=concurrency)
+        return [model_tags(c) if c else [] for c in found]
 
     return tag
 
@@ -203,7 +203,7 @@ def ingest_content(
     source = "content:" + title.strip()
     with _ingest_events(scope, project, source) as events:
         n = ingest_text(scope.store, scope.writer, scope.embedder(), source=source, title=title.strip(), text=content,
-                        project=project, tags=tags, settings=scope.settings.ingest, tagger=_chunk_tagger(scope))
+                        project=project, tags=tags, settings=scope.settings.ingest, tagger=_chunk_tagger(scope, project))
         events.finished(1, n)
     return IngestResult(workspace=scope.workspace, project=project, root=source, files_listed=1, files_indexed=1,
                         chunks_written=n)
