@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,8 +36,17 @@ class Scripted:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.bodies.append(body)
                 fake.paths.append(self.path)
-                reply = json.dumps(script.pop(0)(body)).encode()
+                answer = script.pop(0)(body)
+                if body.get("stream") and status < 400:  # the same answer as the API streams it
+                    events = (_anthropic_events(answer) if self.path == "/v1/messages"
+                              else _openai_events(answer, usage=bool(body.get("stream_options"))))
+                    reply = "".join(f"data: {json.dumps(e)}\n\n" if e != "[DONE]" else "data: [DONE]\n\n"
+                                    for e in events).encode()
+                    content_type = "text/event-stream"
+                else:
+                    reply, content_type = json.dumps(answer).encode(), "application/json"
                 self.send_response(status)
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(reply)))
                 self.end_headers()
                 self.wfile.write(reply)
@@ -48,6 +58,50 @@ class Scripted:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def _halves(text: str) -> list[str]:
+    return [text[: len(text) // 2], text[len(text) // 2:]] if text else []
+
+
+def _openai_events(answer: dict[str, Any], *, usage: bool) -> list[Any]:
+    """A chat completion as OpenAI streams it: text deltas, each call's name then its arguments in pieces, the
+    finish reason, the usage (when asked for), [DONE]."""
+    choice = answer["choices"][0]
+    message = choice["message"]
+    events: list[Any] = [{"choices": [{"index": 0, "delta": {"content": piece}}]}
+                         for piece in _halves(message.get("content") or "")]
+    for n, call in enumerate(message.get("tool_calls") or []):
+        events.append({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": n, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"]}}]}}]})
+        events += [{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": n, "function": {"arguments": piece}}]}}]}
+                   for piece in _halves(call["function"]["arguments"])]
+    events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": choice.get("finish_reason", "stop")}]})
+    if usage and answer.get("usage"):
+        events.append({"choices": [], "usage": answer["usage"]})
+    return [*events, "[DONE]"]
+
+
+def _anthropic_events(answer: dict[str, Any]) -> list[Any]:
+    """A message as Anthropic streams it: message_start, each block's start and deltas, message_delta, stop."""
+    usage = answer.get("usage") or {}
+    events: list[Any] = [{"type": "message_start", "message": {"usage": {"input_tokens": usage.get("input_tokens", 0),
+                                                                         "output_tokens": 1}}}]
+    for n, block in enumerate(answer["content"]):
+        if block["type"] == "text":
+            events.append({"type": "content_block_start", "index": n, "content_block": {"type": "text", "text": ""}})
+            events += [{"type": "content_block_delta", "index": n, "delta": {"type": "text_delta", "text": piece}}
+                       for piece in _halves(block["text"])]
+        else:
+            events.append({"type": "content_block_start", "index": n, "content_block": {
+                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
+            events += [{"type": "content_block_delta", "index": n,
+                        "delta": {"type": "input_json_delta", "partial_json": piece}}
+                       for piece in _halves(json.dumps(block["input"]))]
+        events.append({"type": "content_block_stop", "index": n})
+    events.append({"type": "message_delta", "delta": {"stop_reason": answer.get("stop_reason")},
+                   "usage": {"output_tokens": usage.get("output_tokens", 0)}})
+    return [*events, {"type": "message_stop"}]
 
 
 @pytest.fixture
@@ -133,3 +187,32 @@ def test_a_refusing_or_unreachable_provider_is_a_clear_error_and_the_reply_is_th
     stocked.settings.chat.provider = "ollama"
     with pytest.raises(ModelError, match="chat.remote_model"):
         stocked.chat_model()
+
+
+def test_replies_are_streamed_as_they_arrive_and_a_stop_ends_the_stream() -> None:
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        return {"choices": [{"message": {"content": "We deploy on Tuesdays after the review.", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search",
+                                                          "arguments": json.dumps({"query": "deploy day"})}}]},
+            "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 50, "completion_tokens": 7}}
+
+    server = Scripted([answer, answer, answer])
+    try:
+        pieces: list[str] = []
+        model = RemoteChatModel("openai", "vllm", server.url, "m", None, 8192)
+        got = model.reply([{"role": "user", "content": "deploy?"}], None, deadline=time.monotonic() + 30,
+                          max_tokens=64, on_text=pieces.append)
+        assert pieces == ["We deploy on Tuesda", "ys after the review."], "the text as it came, in two pieces"
+        assert got.text == ("We deploy on Tuesdays after the review.<tool_call>\n"
+                            '{"name": "search", "arguments": {"query": "deploy day"}}\n</tool_call>')
+        assert (got.prompt_tokens, got.tokens, got.stopped) == (50, 7, "stop")
+        assert server.bodies[0]["stream"] is True and server.bodies[0]["stream_options"] == {"include_usage": True}
+        ollama = RemoteChatModel("openai", "ollama", server.url, "m", None, 8192)
+        counted = ollama.reply([{"role": "user", "content": "deploy?"}], None, deadline=time.monotonic() + 30,
+                               max_tokens=64)
+        assert "stream_options" not in server.bodies[1] and counted.tokens > 0, "estimated without usage"
+        stopped = model.reply([{"role": "user", "content": "deploy?"}], None, deadline=time.monotonic() + 30,
+                              max_tokens=64, stop=lambda: True)
+        assert stopped.stopped == "cancelled" and stopped.text == "We deploy on Tuesda"
+    finally:
+        server.close()

@@ -29,8 +29,6 @@ Messages = Sequence[Mapping[str, Any]]
 Tools = Sequence[Mapping[str, Any]]
 
 
-
-
 def _as_hermes(name: str, arguments: Any) -> str:
     return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments}, ensure_ascii=False)}\n</tool_call>"
 
@@ -62,8 +60,9 @@ class RemoteChatModel:
     def reply(self, messages: Messages, tools: Tools | None, *, deadline: float, max_tokens: int,
               on_text: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None,
               force_call: bool = False) -> Completion:
-        """One reply; its calls are written into the text in the hermes shape (``force_call`` is not needed:
-        the API returns calls as data).
+        """One reply, streamed: its text goes to ``on_text`` as it arrives, and the tool calls it streams are
+        written after the text in the hermes shape once whole (``force_call`` is not needed: the API returns
+        calls as data). ``stop`` ends the stream where it is.
 
         Raises:
             DeadlineExceeded: no answer before ``deadline``.
@@ -74,17 +73,29 @@ class RemoteChatModel:
         else:
             body = self._openai_request(messages, tools, max_tokens)
         started = time.monotonic()
-        response = RemoteClient(self.api, self.provider, self.base_url, self.key, self.client).post(
-            body, deadline=deadline)
-        try:
-            data = response.json()
-            text, stopped, read, wrote = (self._anthropic_reply(data) if self.api == "anthropic"
-                                          else self._openai_reply(data))
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ModelError(f"{self.provider} sent an answer Engram cannot read ({exc!r}).") from exc
-        if on_text is not None and text:
-            on_text(text)
-        return Completion(text, wrote, read, stopped, round(time.monotonic() - started, 4), None)
+        reading = _AnthropicStream() if self.api == "anthropic" else _OpenAIStream(self.provider)
+        client = RemoteClient(self.api, self.provider, self.base_url, self.key, self.client)
+        if self.api == "openai" and self.provider != "ollama":
+            body["stream_options"] = {"include_usage": True}  # the token counts, in a last event
+        ended: Literal["deadline", "cancelled"] | None = None
+        with client.stream(body, deadline=deadline) as events:
+            try:
+                for event in events:
+                    piece = reading.take(event)
+                    if piece and on_text is not None:
+                        on_text(piece)
+                    if stop is not None and stop():
+                        ended = "cancelled"
+                        break
+                    if time.monotonic() >= deadline:
+                        ended = "deadline"
+                        break
+            except (KeyError, IndexError, TypeError, AttributeError) as exc:
+                raise ModelError(f"{self.provider} sent a streamed answer Engram cannot read ({exc!r}).") from exc
+        text = reading.text()
+        wrote = reading.wrote or estimate_tokens(text)
+        read = reading.read or self.prompt_tokens(messages, tools)
+        return Completion(text, wrote, read, ended or reading.stopped, round(time.monotonic() - started, 4), None)
 
     # ------------------------------------------------------------------ OpenAI
 
@@ -105,22 +116,6 @@ class RemoteChatModel:
         if tools:
             body["tools"] = list(tools)
         return body
-
-    @staticmethod
-    def _openai_reply(data: dict[str, Any]) -> tuple[str, Literal["stop", "length"], int, int]:
-        choice = data["choices"][0]
-        message = choice["message"]
-        text = message.get("content") or ""
-        for call in message.get("tool_calls") or []:
-            raw = call["function"].get("arguments") or "{}"
-            try:
-                arguments: Any = json.loads(raw) if isinstance(raw, str) else raw
-            except ValueError:
-                arguments = raw  # kept as written: the loop reports it to the model as unreadable
-            text += _as_hermes(call["function"]["name"], arguments)
-        usage = data.get("usage") or {}
-        stopped: Literal["stop", "length"] = "length" if choice.get("finish_reason") == "length" else "stop"
-        return text, stopped, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
 
     # --------------------------------------------------------------- Anthropic
 
@@ -149,14 +144,86 @@ class RemoteChatModel:
                               "input_schema": t["function"]["parameters"]} for t in tools]
         return body
 
-    @staticmethod
-    def _anthropic_reply(data: dict[str, Any]) -> tuple[str, Literal["stop", "length"], int, int]:
-        text = ""
-        for block in data.get("content", []):
-            if block.get("type") == "text":
-                text += block.get("text", "")
-            elif block.get("type") == "tool_use":
-                text += _as_hermes(block["name"], block.get("input") or {})
-        usage = data.get("usage") or {}
-        stopped: Literal["stop", "length"] = "length" if data.get("stop_reason") == "max_tokens" else "stop"
-        return text, stopped, int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+
+def _arguments(raw: str) -> Any:
+    """A streamed call's arguments: its JSON text read, or kept as written (the loop tells the model it could
+    not be read)."""
+    try:
+        return json.loads(raw or "{}")
+    except ValueError:
+        return raw
+
+
+class _OpenAIStream:
+    """A chat-completions stream read: text deltas, tool calls assembled by index, the finish reason, usage."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.parts: list[str] = []
+        self.calls: dict[int, dict[str, str]] = {}
+        self.stopped: Literal["stop", "length"] = "stop"
+        self.read = self.wrote = 0
+
+    def take(self, event: dict[str, Any]) -> str:
+        """Fold one event in; the text it adds to the reply ("" for none)."""
+        if event.get("usage"):
+            self.read = int(event["usage"].get("prompt_tokens") or 0)
+            self.wrote = int(event["usage"].get("completion_tokens") or 0)
+        if event.get("error"):
+            raise ModelError(f"{self.provider} stopped with an error: {str(event['error'])[:200]}")
+        piece = ""
+        for choice in event.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                piece += str(delta["content"])
+            for call in delta.get("tool_calls") or []:
+                held = self.calls.setdefault(int(call.get("index", 0)), {"name": "", "arguments": ""})
+                function = call.get("function") or {}
+                held["name"] += str(function.get("name") or "")
+                held["arguments"] += str(function.get("arguments") or "")
+            if choice.get("finish_reason") == "length":
+                self.stopped = "length"
+        self.parts.append(piece)
+        return piece
+
+    def text(self) -> str:
+        return "".join(self.parts) + "".join(_as_hermes(c["name"], _arguments(c["arguments"]))
+                                             for _, c in sorted(self.calls.items()))
+
+
+class _AnthropicStream:
+    """A Messages API stream read: text deltas, ``tool_use`` blocks with their streamed input, the stop reason."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.blocks: dict[int, dict[str, str]] = {}
+        self.stopped: Literal["stop", "length"] = "stop"
+        self.read = self.wrote = 0
+
+    def take(self, event: dict[str, Any]) -> str:
+        kind = event.get("type")
+        if kind == "message_start":
+            self.read = int(((event.get("message") or {}).get("usage") or {}).get("input_tokens") or 0)
+        elif kind == "content_block_start":
+            block = event.get("content_block") or {}
+            if block.get("type") == "tool_use":
+                self.blocks[int(event["index"])] = {"name": str(block.get("name") or ""), "input": ""}
+        elif kind == "content_block_delta":
+            delta = event.get("delta") or {}
+            if delta.get("type") == "text_delta":
+                piece = str(delta.get("text") or "")
+                self.parts.append(piece)
+                return piece
+            if delta.get("type") == "input_json_delta" and int(event["index"]) in self.blocks:
+                self.blocks[int(event["index"])]["input"] += str(delta.get("partial_json") or "")
+        elif kind == "message_delta":
+            if (event.get("delta") or {}).get("stop_reason") == "max_tokens":
+                self.stopped = "length"
+            self.wrote = int((event.get("usage") or {}).get("output_tokens") or self.wrote)
+        elif kind == "error":
+            raise ModelError(f"Anthropic stopped with an error: {str(event.get('error'))[:200]}")
+        return ""
+
+    def text(self) -> str:
+        return "".join(self.parts) + "".join(_as_hermes(b["name"], _arguments(b["input"]))
+                                             for _, b in sorted(self.blocks.items()))

@@ -12,8 +12,10 @@ idempotent, so text a caller already redacted is sent unchanged.
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -84,3 +86,49 @@ class RemoteClient:
         if response.status_code >= 400:
             raise ModelError(f"{self.name} answered HTTP {response.status_code}: {response.text[:200]}")
         return response
+
+    @contextmanager
+    def stream(self, body: Mapping[str, Any], *, deadline: float) -> Iterator[Iterator[dict[str, Any]]]:
+        """Send ``body`` (redacted first) with streaming on, and give its server-sent events as they arrive (each
+        ``data:`` line's JSON; OpenAI's closing ``[DONE]`` ends them). Leaving the ``with`` closes the stream,
+        so a caller that stops reading early (the person stopped the turn) ends the request.
+
+        Raises:
+            DeadlineExceeded: the deadline passed before the request, or the server went quiet past it.
+            ModelError: the server is unreachable, answered with an HTTP error status, or sent an event that is
+                not JSON.
+        """
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeadlineExceeded("The deadline passed before the model was asked.")
+        url = self.base_url.rstrip("/") + _PATHS[self.api]
+        http = self.client or httpx2.Client(trust_env=True)
+        where = f" at {self.base_url}" if self.show_url else ""
+        try:
+            with http.stream("POST", url, json=redacted({**body, "stream": True}), headers=self.headers(),
+                             timeout=remaining) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise ModelError(f"{self.name} answered HTTP {response.status_code}: {response.text[:200]}")
+                yield self._events(response)
+        except httpx2.TimeoutException as exc:
+            raise DeadlineExceeded(f"{self.name} did not answer before the deadline.") from exc
+        except httpx2.HTTPError as exc:
+            raise ModelError(f"{self.name}{where} is unreachable or broke off ({exc}).") from exc
+        finally:
+            if self.client is None:
+                http.close()
+
+    def _events(self, response: httpx2.Response) -> Iterator[dict[str, Any]]:
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue  # blank separators, "event:" names (Anthropic's data repeats them), comments
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return
+            try:
+                event = json.loads(data)
+            except ValueError as exc:
+                raise ModelError(f"{self.name} sent a streamed event Engram cannot read ({data[:80]!r}).") from exc
+            if isinstance(event, dict):
+                yield event
