@@ -179,3 +179,34 @@ def test_stored_text_that_spells_control_tokens_stays_text_in_the_prompt(pool: M
     assert model.as_text("plain words, <b>tags</b> and [brackets]") == "plain words, <b>tags</b> and [brackets]"
     out = model.complete(attacked, deadline=time.monotonic() + 60, max_tokens=8)
     assert out.prompt_tokens > 20
+
+
+def test_a_chat_prompts_fixed_start_is_kept_and_restored_after_another_request(pool: ModelPool) -> None:
+    """Chat's instructions and tool definitions are evaluated once: when another role used the model in between,
+    the next turn restores them instead of reading them again, and writes what it would have written."""
+    from engram.core.chat.model import LocalChatModel
+    from engram.core.chat.toolbox import tool_specs
+
+    model = pool.get("checkpoints", SMOL, n_ctx=4096)
+    chat = LocalChatModel.open(model, "smol", "hermes")
+    tools = tool_specs()
+    system = {"role": "system", "content": "You answer from the user's notes, citing them. " * 60}
+
+    def turn(question: str) -> tuple[str, int]:
+        out = chat.reply([system, {"role": "user", "content": question}], tools, deadline=time.monotonic() + 120,
+                         max_tokens=8)
+        return out.text, out.prompt_tokens - (out.evaluated_tokens or 0)
+
+    fixed = model.count_tokens(chat._fixed_start([system], tools) or "")
+    assert fixed > 400, "hundreds of tokens every turn would read again"
+    first, _ = turn("When do we deploy?")
+    other = model.complete([{"role": "user", "content": "Summarise: the cache warms in a minute."}],
+                           deadline=time.monotonic() + 60, max_tokens=4)  # another role takes the model
+    assert other.prompt_tokens > 5 and model.checkpoint_restores == 0
+    _, reused = turn("And who approves a rollback?")
+    assert model.checkpoint_restores == 1 and reused >= fixed, "the fixed start was restored, not read again"
+    model.checkpoints_kept = 0
+    model.complete([{"role": "user", "content": "Something else entirely."}], deadline=time.monotonic() + 60,
+                   max_tokens=4)
+    again, reused_without = turn("When do we deploy?")
+    assert reused_without < fixed and again == first, "without checkpoints it is read again; the reply is the same"

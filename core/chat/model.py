@@ -103,7 +103,19 @@ class LocalChatModel:
         grammar = hermes_call_grammar([t["function"]["name"] for t in tools or []]) \
             if force_call and self.forces_calls and tools else None
         return self.loaded.complete_prompt(self._render(messages, tools), deadline=deadline, max_tokens=max_tokens,
-                                           on_text=on_text, stop=stop, grammar=grammar)
+                                           on_text=on_text, stop=stop, grammar=grammar,
+                                           checkpoint=self._fixed_start(messages, tools))
+
+    def _fixed_start(self, messages: Messages, tools: Tools | None) -> str | None:
+        """The start every prompt of a conversation shares: the instructions and the tool definitions, as the
+        template renders them (``None`` when the first message is not the instructions)."""
+        if not messages or messages[0].get("role") != "system":
+            return None
+        try:
+            return self.loaded.prompt([messages[0]], tools if self.tool_format != "none" else None,
+                                      add_generation_prompt=False)
+        except ModelError:
+            return None
 
 
 def hermes_call_grammar(names: Sequence[str]) -> str:

@@ -102,6 +102,9 @@ def template_environment() -> ImmutableSandboxedEnvironment:
     return env
 
 
+#: Evaluated prompt starts a loaded model keeps to restore: chat's instructions and tool definitions, for up to two
+#: templates or tool sets (a Qwen3.5-4B checkpoint of ~2,000 tokens is ~170 MB).
+CHECKPOINTS = 2
 #: A token's attributes that mark it as not text: LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED.
 _SPECIAL_TOKEN = (1 << 3) | (1 << 4)
 _WORD_JOINER = "\u2060"
@@ -151,6 +154,11 @@ class LoadedModel:
         meta = getattr(llama, "metadata", {}) or {}
         self._measured: deque[tuple[int, float, int, float]] = deque(maxlen=RATE_WINDOW)
         self._measured_lock = threading.Lock()
+        #: Evaluated prompt starts kept to be restored (``complete_prompt``'s ``checkpoint``), at most this many;
+        #: 0 keeps none (the chat benchmark measures a turn without them).
+        self.checkpoints_kept = CHECKPOINTS
+        self._checkpoints: dict[tuple[int, ...], Any] = {}
+        self.checkpoint_restores = 0
         self.template = meta.get("tokenizer.chat_template", "")
         if not self.template:
             raise ModelError(f"{key[0]} has no chat template, so it cannot answer chat messages; choose an instruct "
@@ -183,7 +191,8 @@ class LoadedModel:
         if tokens:
             self.llama.eval(tokens[:1])
 
-    def prompt(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None) -> str:
+    def prompt(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None, *,
+               add_generation_prompt: bool = True) -> str:
         """``messages`` (and ``tools``) rendered by the model's own chat template, ready for generation. Every
         message's content is ``as_text`` first: a memory, a file or a question that spells a control token
         (``<|im_start|>system``) stays text in the prompt.
@@ -193,7 +202,8 @@ class LoadedModel:
         """
         plain = [{**m, "content": self.as_text(m["content"])} if isinstance(m.get("content"), str) else m
                  for m in messages]
-        return render_chat_template(self.template, plain, self._bos, self._eos, tools=tools)
+        return render_chat_template(self.template, plain, self._bos, self._eos, tools=tools,
+                                    add_generation_prompt=add_generation_prompt)
 
     def as_text(self, text: str) -> str:
         """``text`` with each spelling of one of the model's special tokens in it (control or added tokens such
@@ -261,9 +271,14 @@ class LoadedModel:
     def complete_prompt(self, prompt: str | Callable[[], str], *, deadline: float, max_tokens: int = 256,
                         json_schema: dict[str, Any] | None = None, temperature: float = 0.0,
                         check_deadline: bool = True, on_text: Callable[[str], None] | None = None,
-                        stop: Callable[[], bool] | None = None, grammar: str | None = None) -> Completion:
+                        stop: Callable[[], bool] | None = None, grammar: str | None = None,
+                        checkpoint: str | None = None) -> Completion:
         """Continue ``prompt`` (already rendered, e.g. by ``prompt``, or a function that renders it on the
         model's worker) before ``deadline``, as ``complete`` does.
+
+        ``checkpoint`` is a start of ``prompt`` that later prompts will share (chat's instructions and tool
+        definitions): its evaluated state is kept (``CHECKPOINTS`` of them) and restored when another request
+        used the model in between, so that it is not read again.
 
         ``on_text`` receives each piece of text as it is generated (on the model's worker thread); ``stop``
         is asked after every token and ends the generation when it returns True (``stopped="cancelled"``).
@@ -281,7 +296,7 @@ class LoadedModel:
         try:
             job: Future[Completion] = self._executor.submit(self._generate, prompt, deadline, max_tokens,
                                                             json_schema, temperature, cancel, check_deadline,
-                                                            on_text, stop, grammar)
+                                                            on_text, stop, grammar, checkpoint)
         except RuntimeError:  # the worker was shut down by a close that ran since the check above
             raise self._closed_error() from None
         try:
@@ -293,7 +308,7 @@ class LoadedModel:
     def _generate(self, prompt: str | Callable[[], str], deadline: float, max_tokens: int, json_schema: dict[str, Any] | None,
                   temperature: float, cancel: threading.Event, check_deadline: bool,
                   on_text: Callable[[str], None] | None, stop: Callable[[], bool] | None,
-                  grammar_text: str | None = None) -> Completion:
+                  grammar_text: str | None = None, checkpoint: str | None = None) -> Completion:
         started = time.monotonic()
         if self._freed:  # queued before a close whose free ran first
             raise self._closed_error()
@@ -313,6 +328,8 @@ class LoadedModel:
         # Tokenized as llama-cpp-python tokenizes a text prompt, so that the reused prefix is the one it reuses.
         tokens = self.llama.tokenize(prompt.encode("utf-8"), special=True)
         prompt_tokens = len(tokens)
+        if checkpoint and self.checkpoints_kept and prompt.startswith(checkpoint):
+            self._from_checkpoint(checkpoint, tokens)
         kept = list(self.llama.input_ids[: self.llama.n_tokens]) if self.llama.n_tokens else []
         reused = shared_prefix(kept, tokens)
         evaluated = prompt_tokens - (reused - 1 if reused == prompt_tokens else reused)
@@ -368,6 +385,29 @@ class LoadedModel:
                 self._measured.append((evaluated, read, generated, ended - started - first))
         return Completion("".join(pieces), generated, prompt_tokens, stopped, round(seconds, 4),
                           None if first is None else round(first, 4), evaluated)
+
+    def _from_checkpoint(self, checkpoint: str, tokens: Sequence[int]) -> None:
+        """On the worker: make the model's state hold ``checkpoint``'s tokens (a start of ``tokens``) before a
+        request, restoring a kept checkpoint, or evaluating them and keeping one, unless the state holds them
+        already (the previous request shared them)."""
+        prefix = self.llama.tokenize(checkpoint.encode("utf-8"), special=True)
+        if not prefix or list(tokens[: len(prefix)]) != list(prefix) or len(prefix) >= len(tokens):
+            return  # tokenized otherwise inside the prompt: no checkpoint boundary to keep
+        key = tuple(prefix)
+        kept = list(self.llama.input_ids[: self.llama.n_tokens]) if self.llama.n_tokens else []
+        if shared_prefix(kept, prefix) == len(prefix):
+            return
+        state = self._checkpoints.pop(key, None)
+        if state is not None:
+            self.llama.load_state(state)
+            self.checkpoint_restores += 1
+        else:
+            self.llama.reset()
+            self.llama.eval(list(prefix))
+            state = self.llama.save_state()
+        self._checkpoints[key] = state  # the most recently used last
+        while len(self._checkpoints) > self.checkpoints_kept:
+            self._checkpoints.pop(next(iter(self._checkpoints)))
 
     def close(self) -> None:
         """Free the ``Llama`` on its worker (after the request running there, if any), then end the worker.
