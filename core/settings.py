@@ -301,6 +301,9 @@ class ChatSettings(_Group):
         "Research ends after this many rounds in a row that found no new evidence."))
     research_timeout_sec: float = Field(300.0, ge=5.0, le=7200.0, description=(
         "Research ends after this many seconds; the answer then gets its own time."))
+    analysis_workers: int = Field(2, ge=0, le=8, description=(
+        "Readers that take turns over the sections of a question too long for the model's context (one at a "
+        "time); 0: no section analysis, and such a question is refused."))
     research_token_budget: int = Field(65536, ge=1024, le=4_194_304, description=(
         "Research ends once its model calls have read and written this many tokens."))
     answer_timeout_sec: float = Field(120.0, ge=5.0, le=3600.0, description=(

@@ -158,3 +158,18 @@ def test_an_answer_is_escaped_before_its_citations_become_links() -> None:
     assert text.startswith("&lt;script&gt;x&lt;/script&gt;")
     assert '[<a href="memory:0123456789ab">0123456789ab</a>]' in text
     assert "[ffffffffffff]" in text, "an id research never read is not a link"
+
+
+def test_reading_a_long_question_shows_one_progress_line_updated_in_place(qapp: Any) -> None:
+    from engram.app.desktop.chat_view import ChatView
+    from engram.core.chat.loop import ChatNote, ChatProgress
+
+    view = ChatView()
+    view.add_question("A very long paste…")
+    for n in (1, 2, 3):
+        view.add_event(ChatProgress(f"Reading the long text: section {n} of 3 (reader 1)…"))
+    lines = [w.text() for w in view.entries if isinstance(w, QLabel)]
+    assert lines == ["A very long paste…", "Reading the long text: section 3 of 3 (reader 1)…"]
+    view.add_event(ChatNote("The question (70,000 characters) was read in 3 sections in 4 s."))
+    view.add_event(ChatProgress("Reading the long text: section 1 of 2 (reader 1)…"))
+    assert len([w for w in view.entries if isinstance(w, QLabel)]) == 4, "a later long step gets a line of its own"

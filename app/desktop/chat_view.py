@@ -25,7 +25,15 @@ from PySide6.QtWidgets import (
 )
 
 from engram.core.chat.conversation import Conversation
-from engram.core.chat.loop import ChatAnswer, ChatNote, ChatText, ModelDownload, ToolFinished, ToolStarted
+from engram.core.chat.loop import (
+    ChatAnswer,
+    ChatNote,
+    ChatProgress,
+    ChatText,
+    ModelDownload,
+    ToolFinished,
+    ToolStarted,
+)
 
 CITATION = re.compile(r"\[([0-9a-f]{12})\]")
 _READ_ID = re.compile(r"\b([0-9a-f]{12})\b")
@@ -107,6 +115,7 @@ class ChatView(QScrollArea):
         self.answer: QLabel | None = None
         self._streamed = ""
         self.download: QProgressBar | None = None
+        self.progress: QLabel | None = None  # the line a long step updates (``ChatProgress``)
         self._read: set[str] = set()
 
     # ------------------------------------------------------------------ building blocks
@@ -137,7 +146,7 @@ class ChatView(QScrollArea):
         self.entries.clear()
         self.tools.clear()
         self._tool_args.clear()
-        self.answer, self._streamed, self.download = None, "", None
+        self.answer, self._streamed, self.download, self.progress = None, "", None, None
         self._read = set()
 
     def text(self) -> str:
@@ -209,7 +218,14 @@ class ChatView(QScrollArea):
                 self.add_tool(event.step, event.name, args, event.text, new_ids=event.new_ids, error=event.error,
                               repeated_of=event.repeated_of)
             self._read.update(_READ_ID.findall(event.text))
+        elif isinstance(event, ChatProgress):  # one line that says how far a long step is, updated in place
+            if self.progress is None:
+                self.progress = self._label(event.text, style="color: palette(mid);")
+                self.progress.setAccessibleName("Progress")
+            else:
+                self.progress.setText(event.text)
         elif isinstance(event, ChatNote):
+            self.progress = None
             self.add_note(event.text)
         elif isinstance(event, ModelDownload):
             if self.download is None:

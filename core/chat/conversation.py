@@ -37,12 +37,14 @@ class Message:
     tool_call_id: str = ""  # a tool result: the call it answers
     tool_name: str = ""
     research: bool = False  # a step of research (a reply with calls, a result, a note on an unreadable call)
+    #: What the model reads in place of ``content`` (a question too long for it: the readers' notes on it).
+    shown: str = ""
 
     def as_template(self) -> dict[str, Any]:
         """The message as chat templates read it (OpenAI's shape: ``tool_calls`` with ``function``). A question
         says when it was asked, after its text, so that "last week" can become a date; the instructions stay
         the same from one turn to the next (an unchanged prompt prefix the model need not read again)."""
-        content = self.content
+        content = self.shown or self.content
         if self.role == "user" and not self.research and self.at:
             content += f"\n\n(Asked {asked_when(self.at)}.)"
         out: dict[str, Any] = {"role": self.role, "content": content}

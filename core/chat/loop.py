@@ -26,12 +26,14 @@ from typing import Any, Literal
 from ..errors import ModelError
 from ..models.generation import Completion
 from ..settings import ChatSettings
+from ..tools.reads import QUERY_MAX_CHARS
 from .conversation import Conversation, Message
 from .history import fit, fit_messages
 from .model import ChatModel
+from .sections import EXCERPT_CHARS, AnalysisFailed, analyze
 from .stream import CallFilter
 from .summary import due, summarize, to_cover
-from .toolbox import CHAT_READS, HISTORY, ChatToolbox, tool_specs
+from .toolbox import CHAT_READS, HISTORY, SECTION, ChatToolbox, tool_specs
 from .toolcalls import ParsedReply, ToolCall, call_shape, parse_reply
 
 INSTRUCTIONS = (
@@ -64,11 +66,12 @@ class Budgets:
     token_budget: int = 65536
     answer_timeout: float = 120.0
     max_tokens: int = 1024
+    analysis_workers: int = 2
 
     @classmethod
     def from_settings(cls, chat: ChatSettings) -> Budgets:
         return cls(chat.research_no_progress_rounds, chat.research_timeout_sec, chat.research_token_budget,
-                   chat.answer_timeout_sec, chat.max_tokens)
+                   chat.answer_timeout_sec, chat.max_tokens, chat.analysis_workers)
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,11 @@ class ChatNote:
 
 
 @dataclass(frozen=True)
+class ChatProgress(ChatNote):
+    """How far a long step is (a long question read in sections): shown, not kept among the turn's notes."""
+
+
+@dataclass(frozen=True)
 class ModelDownload:
     """The chat model is being downloaded (the first local chat, once): bytes done of total."""
 
@@ -117,7 +125,7 @@ class ChatAnswer:
     fallback: bool
 
 
-ChatEvent = ChatText | ToolStarted | ToolFinished | ChatNote | ModelDownload | ChatAnswer
+ChatEvent = ChatText | ToolStarted | ToolFinished | ChatNote | ChatProgress | ModelDownload | ChatAnswer
 
 
 @dataclass(frozen=True)
@@ -147,6 +155,9 @@ class ChatTurn:
     ended: Ended = "answered"
     fallback: bool = False
     notes: list[str] = field(default_factory=list)
+    #: A long question read in sections first: how many sections, and the seconds it took.
+    sections: int = 0
+    analysis_seconds: float = 0.0
 
 
 def run_turn(conversation: Conversation, question: str, *, model: ChatModel, toolbox: ChatToolbox,
@@ -182,15 +193,25 @@ class _Turn:
     def run(self, question: str) -> ChatTurn:
         started = self.clock()
         self.question = question
-        self.conversation.add("user", question, turn=self.number)
+        asked = self.conversation.add("user", question, turn=self.number)
         # conversation_history is offered once there are earlier messages to read.
         tools = tool_specs(history=self.number > 1) if self.model.tool_format != "none" else None
+        deadline = self.clock() + self.budgets.research_timeout
+        if self._too_long(tools):
+            if not self._read_in_sections(asked, deadline):
+                self._answered(self._evidence_reply(), fallback=True)
+                self.result.seconds = round(self.clock() - started, 3)
+                return self.result
+            if tools is not None:
+                tools = tool_specs(history=self.number > 1, sections=True)
         self._summarize_if_due(tools)
         if tools is None:
             self.result.ended = "no_tools"
             self.note(f"This model chats without reading your memory: {self.model.format_note}")
         else:
-            self._research(tools, self.clock() + self.budgets.research_timeout)
+            # Reading a long question in sections is research's first part and shares its deadline; a summary is
+            # outside research, so without sections its deadline starts now.
+            self._research(tools, deadline if self.result.sections else self.clock() + self.budgets.research_timeout)
         if not self.result.answer:
             self._answer()
         self.result.seconds = round(self.clock() - started, 3)
@@ -222,10 +243,50 @@ class _Turn:
         cut = " (the summary was cut at its length; the rest waits for the next one)" if done.cut else ""
         self.note(f"Earlier messages {done.first}–{done.last} were summarized in {self.clock() - started:.0f} s{cut}.")
 
+    def _too_long(self, tools: list[dict[str, Any]] | None) -> bool:
+        """Whether the question would take more than half of the room the context leaves research beside the
+        instructions and the tool definitions."""
+        fixed = self.model.prompt_tokens([{"role": "system", "content": INSTRUCTIONS}], tools)
+        alone = self.model.prompt_tokens([{"role": "system", "content": INSTRUCTIONS},
+                                          self._this_turn()[0].as_template()], tools)
+        return alone - fixed > (self.model.context - self.budgets.max_tokens - fixed) // 2
+
+    def _read_in_sections(self, asked: Message, deadline: float) -> bool:
+        """Read the question in sections (``sections.analyze``) and let the model read the readers' notes in its
+        place; False (with the reason noted, the turn ended) when that is off or fails."""
+        if self.budgets.analysis_workers == 0:
+            self.result.ended = "context"
+            self.note(f"The question ({len(asked.content):,} characters) is too long for the model's context, and "
+                      "section analysis is off (chat.analysis_workers is 0).")
+            return False
+        source = f"q{self.number}"
+        try:
+            found = analyze(self.model, asked.content, source=source, question=asked.content,
+                            readers=self.budgets.analysis_workers, deadline=deadline,
+                            progress=lambda text: self.emit(ChatProgress(text)), stop=self.stop, clock=self.clock)
+        except AnalysisFailed as exc:
+            self.result.ended = "stopped" if self.stop() else "context"
+            self.note(f"The long question could not be read: {exc.message}")
+            return False
+        self.spent += found.tokens
+        self.result.tokens += found.tokens
+        self.result.sections, self.result.analysis_seconds = len(found.sections), found.seconds
+        asked.shown = found.report(asked.content[:EXCERPT_CHARS])
+        self.toolbox.originals[source] = asked.content
+        self.note(f"The question ({found.chars:,} characters) was read in {len(found.sections)} sections in "
+                  f"{found.seconds:.0f} s.")
+        if self.model.prompt_tokens([{"role": "system", "content": INSTRUCTIONS}, asked.as_template()],
+                                    None) > self.model.context - self.budgets.max_tokens:
+            self.result.ended = "context"
+            self.note("The readers' notes on the long question do not fit the model's context; nothing was "
+                      "answered from them.")
+            return False
+        return True
+
     # ----------------------------------------------------------- research
 
     def _research(self, tools: list[dict[str, Any]], deadline: float) -> None:
-        quiet = 0 if self._run_calls("", [ToolCall("search", {"query": self.question}, "")], []) else 1
+        quiet = 0 if self._run_calls("", [ToolCall("search", {"query": seed_query(self.question)}, "")], []) else 1
         while True:
             ended = self._should_end(quiet, deadline)
             if ended is not None:
@@ -405,6 +466,15 @@ class _Turn:
         return [m for m in self.conversation.messages if m.turn == self.number]
 
 
+def seed_query(question: str) -> str:
+    """The search research starts with: the question, or the start of a long one (search takes at most
+    ``QUERY_MAX_CHARS`` characters), cut at a space."""
+    if len(question) <= QUERY_MAX_CHARS:
+        return question
+    head = question[:QUERY_MAX_CHARS]
+    return head[: head.rfind(" ")] if " " in head[QUERY_MAX_CHARS // 2:] else head
+
+
 def _stray_call(text: str, tool_format: str) -> str | None:
     """A problem sentence when ``text`` is only bare JSON tool calls (a tool's name and its arguments) that the
     model did not write in its format — one object, an array of them, or one per line (the last may be cut off
@@ -425,7 +495,7 @@ def _stray_call(text: str, tool_format: str) -> str | None:
             except ValueError:
                 continue  # a call cut off by the reply's length
     calls = values if isinstance(values, list) else [values]
-    known = (*CHAT_READS, HISTORY)
+    known = (*CHAT_READS, HISTORY, SECTION)
     if not calls or not all(isinstance(c, dict) and c.get("name") in known for c in calls):
         return None
     return (f"the reply is a tool call but not written as one; write it as {call_shape(tool_format)}, or answer "

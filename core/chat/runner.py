@@ -15,8 +15,10 @@ from ..settings import Settings
 from .conversation import ConversationStore
 from .loop import Budgets, ChatEvent, ChatTurn, run_turn
 from .model import ChatModel
+from .sections import MAX_SOURCE_CHARS
 from .toolbox import ChatToolbox, Runner
 
+#: The longest question without section analysis (chat.analysis_workers 0); with it, ``sections.MAX_SOURCE_CHARS``.
 MAX_QUESTION_CHARS = 8000
 #: Characters of one tool result the model reads (a result is cut with a note that says how to read on).
 TOOL_RESULT_CHARS = 4000
@@ -35,9 +37,11 @@ def chat_turn(question: str, *, chats: Path, settings: Settings, runner: Runner,
     question = question.strip()
     if not question:
         raise InvalidArgument("Ask a question: the text is empty.")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InvalidArgument(f"The question is {len(question):,} characters; chat takes up to "
-                              f"{MAX_QUESTION_CHARS:,}.")
+    longest = MAX_SOURCE_CHARS if settings.chat.analysis_workers else MAX_QUESTION_CHARS
+    if len(question) > longest:
+        raise InvalidArgument(f"The question is {len(question):,} characters; chat takes up to {longest:,}"
+                              + ("" if settings.chat.analysis_workers else
+                                 " (section analysis is off: chat.analysis_workers is 0)") + ".")
     store = ConversationStore(chats)
     talk = (store.load(conversation) if conversation and store.exists(conversation)
             else store.new(question, conversation))

@@ -20,6 +20,7 @@ from ..errors import EngramError
 from ..tools.descriptions import DESCRIPTIONS
 from .arguments import type_arguments
 from .conversation import Conversation
+from .sections import read_section
 from .toolcalls import ToolCall
 
 #: The read tools chat may call, in the order the model sees them.
@@ -49,6 +50,20 @@ HISTORY_SCHEMA: dict[str, Any] = {
                                   "time)."},
     },
 }
+SECTION = "read_chat_section"
+SECTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["source", "start"],
+    "properties": {
+        "source": {"type": "string", "description": "The long text's id, as its notes give it (e.g. q3)."},
+        "start": {"type": "integer", "minimum": 0, "description": "The first character to read."},
+        "end": {"type": "integer", "minimum": 0,
+                "description": f"The character after the last to read (at most {HISTORY_CHARS:,} at a time)."},
+    },
+}
+SECTION_DESCRIPTION = ("Exact characters of a long text sent in this reply that was read in sections, by position: "
+                       "check a detail its notes point to.")
 HISTORY_DESCRIPTION = ("Earlier messages of this conversation (questions, answers and tool results), also those no "
                        "longer shown: search them by words, or read one by its number.")
 
@@ -69,12 +84,17 @@ def tool_schemas() -> dict[str, dict[str, Any]]:
     return {**{name: _chat_schema(name) for name in CHAT_READS}, HISTORY: HISTORY_SCHEMA}
 
 
-def tool_specs(*, history: bool = True) -> list[dict[str, Any]]:
+def tool_specs(*, history: bool = True, sections: bool = False) -> list[dict[str, Any]]:
     """The chat tools as OpenAI-style function specs, the shape chat templates and remote APIs read;
-    ``conversation_history`` only with ``history`` (a conversation with earlier messages)."""
-    return [{"type": "function", "function": {"name": name, "description": DESCRIPTIONS.get(name, HISTORY_DESCRIPTION),
-                                              "parameters": schema}}
-            for name, schema in tool_schemas().items() if history or name != HISTORY]
+    ``conversation_history`` only with ``history`` (a conversation with earlier messages), ``read_chat_section``
+    only with ``sections`` (a long text of this reply was read in sections)."""
+    specs = [{"type": "function", "function": {"name": name, "description": DESCRIPTIONS.get(name, HISTORY_DESCRIPTION),
+                                               "parameters": schema}}
+             for name, schema in tool_schemas().items() if history or name != HISTORY]
+    if sections:
+        specs.append({"type": "function", "function": {"name": SECTION, "description": SECTION_DESCRIPTION,
+                                                       "parameters": SECTION_SCHEMA}})
+    return specs
 
 
 @dataclass(frozen=True)
@@ -99,6 +119,8 @@ class ChatToolbox:
         self.conversation = conversation
         #: The turn being answered: ``conversation_history`` searches the turns before it.
         self.turn = conversation.turns + 1
+        #: Long texts of this reply read in sections, by id: ``read_chat_section`` reads them (this reply only).
+        self.originals: dict[str, str] = {}
         self.max_chars = max_chars
         self.schemas = tool_schemas()
         #: The tools whose results ``max_chars`` sizes (``status`` and ``graph_scope`` take no such argument).
@@ -115,7 +137,7 @@ class ChatToolbox:
         return outcome
 
     def _run(self, call: ToolCall) -> ToolOutcome:
-        schema = self.schemas.get(call.name)
+        schema = self.schemas.get(call.name) or (SECTION_SCHEMA if call.name == SECTION and self.originals else None)
         if schema is None:
             return ToolOutcome(f"Error: there is no tool '{call.name}'. Tools: {', '.join(self.schemas)}.",
                                error=True)
@@ -123,6 +145,8 @@ class ChatToolbox:
             arguments = type_arguments(call.arguments, schema)
             if call.name == HISTORY:
                 return ToolOutcome(self._history(**arguments))
+            if call.name == SECTION:
+                return ToolOutcome(self._section(**arguments))
             if call.name == "search":
                 return self._search(arguments)
             text, _ = self.runner(call.name, self._sized(call.name, arguments))
@@ -151,6 +175,13 @@ class ChatToolbox:
                       for h in extra]
             text += "\n".join(lines)
         return ToolOutcome(text, evidence_ids(text) | {h.id for h in extra})
+
+    def _section(self, source: str, start: int, end: int | None = None) -> str:
+        text = self.originals.get(source)
+        if text is None:
+            known = ", ".join(self.originals) or "none in this reply"
+            return f"Error: there is no long text '{source}' in this reply (known: {known})."
+        return read_section(text, start, end, HISTORY_CHARS)
 
     def _history(self, query: str | None = None, number: int | None = None, offset: int = 0) -> str:
         messages = self.conversation.messages
