@@ -11,6 +11,12 @@ how research ended, whether the reply is the fallback, what the answer cites (id
 turn's tools returned, and ids no tool returned), and **evidence found**: the share of the lookup's gold
 files with a memory among that evidence (the seed's evidence alone beside it), and the gold files cited.
 Each conversation is copied into the result folder and deleted from the workspace.
+
+Two more measures per model: **a new turn's first request** with and without the model's checkpoint of the
+instructions and tool definitions (``--first-requests`` questions; before each, another request takes the model,
+as recall or tagging would; the request is the first research round's prompt, timed to its first token), and
+**a long pasted question** (``--long-chars`` characters of the corpus's documents after a lookup's question)
+answered through section analysis: sections, the time reading them took, the whole turn.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from engram.core import Engine, Settings
-from engram.core.chat.loop import ChatEvent, ChatText, ChatTurn
+from engram.core.chat.loop import INSTRUCTIONS, ChatEvent, ChatText, ChatTurn
+from engram.core.chat.model import LocalChatModel
+from engram.core.chat.toolbox import tool_specs
 from engram.core.errors import EngramError, NotFound
 from engram.core.fileio import sha256_file
 
@@ -108,6 +116,51 @@ def ask(engine: Engine, lookup: dict[str, Any], root: str, folder: Path, label: 
     return row
 
 
+def first_requests(chat_model: Any, questions: list[str]) -> dict[str, Any] | None:
+    """Seconds to the first token of a new turn's first request, with the instructions-and-tools checkpoint and
+    without it, each after another request has taken the model (``None`` for a model not run here)."""
+    if not isinstance(chat_model, LocalChatModel):
+        return None
+    loaded = chat_model.loaded
+    tools = tool_specs(history=False)
+    out: dict[str, list[float]] = {"with": [], "without": []}
+    for kept, label in ((loaded.checkpoints_kept or 2, "with"), (0, "without")):
+        loaded.checkpoints_kept = kept
+        for n, question in enumerate(questions):
+            loaded.complete([{"role": "user", "content": f"Summarise, request {label} {n}: the cache warms in a "
+                                                         "minute and the service restarts cleanly."}],
+                            deadline=time.monotonic() + 600, max_tokens=2)  # another role takes the model
+            got = chat_model.reply([{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": question}],
+                                   tools, deadline=time.monotonic() + 600, max_tokens=1)
+            out[label].append(got.first_token_s if got.first_token_s is not None else got.seconds)
+    loaded.checkpoints_kept = 2
+    fixed = loaded.count_tokens(chat_model._fixed_start([{"role": "system", "content": INSTRUCTIONS}], tools) or "")
+    return {"fixed_tokens": fixed, "with_s": [round(x, 3) for x in out["with"]],
+            "without_s": [round(x, 3) for x in out["without"]],
+            "with_median_s": round(statistics.median(out["with"]), 3),
+            "without_median_s": round(statistics.median(out["without"]), 3)}
+
+
+def long_question(engine: Engine, corpus: Any, lookup: dict[str, Any], chars: int) -> dict[str, Any]:
+    """One turn whose question is ``lookup``'s followed by ``chars`` characters of the corpus's documents (a long
+    paste), answered through section analysis."""
+    docs = sorted(p for p in corpus.folder.rglob("*.txt"))
+    text, i = "", 0
+    while len(text) < chars and docs:
+        text += docs[i % len(docs)].read_text(encoding="utf-8", errors="replace") + "\n\n"
+        i += 1
+    question = f"{lookup['question']} Use the text I pasted below.\n\n" + text[:chars]
+    started = time.perf_counter()
+    try:
+        turn = engine.chat(question)
+    except EngramError as exc:
+        return {"chars": len(question), "error": exc.message, "seconds": round(time.perf_counter() - started, 2)}
+    engine.conversations().delete(turn.conversation)
+    return {"chars": len(question), "sections": turn.sections, "analysis_s": turn.analysis_seconds,
+            "seconds": round(time.perf_counter() - started, 2), "ended": turn.ended, "fallback": turn.fallback,
+            "rounds": turn.rounds, "tokens": turn.tokens, "notes": turn.notes[-3:]}
+
+
 def _stats(values: list[float]) -> dict[str, float] | None:
     return {"mean": round(statistics.fmean(values), 2), "median": round(statistics.median(values), 2)} if values else None
 
@@ -188,6 +241,14 @@ def run_suite(run: Run, options: ChatOptions) -> dict[str, Any]:
                       f"{row['calls_total']} calls, ended {row['ended']}{', fallback' if row['fallback'] else ''}, "
                       f"gold found {row['gold_found']}/{row['gold']}, cited {row['cited_in_evidence']}", flush=True)
             entry.update(turns=rows, summary=summarize_model(rows))
+            if options.first_requests:
+                entry["first_request"] = first_requests(
+                    chat_model, [lk["question"] for lk in corpus.lookups[:options.first_requests]])
+                print(f"chat {model.name}: first request {entry['first_request']}", flush=True)
+            if options.long_chars:
+                chars = min(options.long_chars, 12_000) if run.quick else options.long_chars
+                entry["long_question"] = long_question(engine, corpus, corpus.lookups[0], chars)
+                print(f"chat {model.name}: long question {entry['long_question']}", flush=True)
             measured.append(entry)
     for entry in measured:
         note_model(f"chat: {entry['file']}", Path(entry["path"]), entry["sha256"])
@@ -261,6 +322,20 @@ def summary(envelope: dict[str, Any]) -> str:
                 f"{r['rounds']} | {calls} | {r['repeated']} | {r['errors']} | {r['tokens']} | {r['ended']} | "
                 f"{'yes' if r['fallback'] else 'no'} | {r['cited_in_evidence']} + {r['cited_unread']} | "
                 f"{r['gold_found']}/{r['gold']}, seed {r['gold_found_by_seed']} | {r['gold_cited']} |")
+    extra = [m for m in models if m.get("first_request") or m.get("long_question")]
+    if extra:
+        lines += ["", "## A new turn's first request, and a long pasted question", "",
+                  "| model | fixed start tokens | first request s with checkpoint (median) | without | long question "
+                  "chars | sections | reading s | turn s | ended |", "|---|---|---|---|---|---|---|---|---|"]
+        for m in extra:
+            f, q = m.get("first_request") or {}, m.get("long_question") or {}
+            lines.append(f"| {m['file']} | {f.get('fixed_tokens', '–')} | {f.get('with_median_s', '–')} | "
+                         f"{f.get('without_median_s', '–')} | {q.get('chars', '–'):,} | {q.get('sections', '–')} | "
+                         f"{q.get('analysis_s', '–')} | {q.get('seconds', '–')} | "
+                         f"{q.get('ended', q.get('error', '–'))}{', fallback' if q.get('fallback') else ''} |"
+                         if q else
+                         f"| {m['file']} | {f.get('fixed_tokens', '–')} | {f.get('with_median_s', '–')} | "
+                         f"{f.get('without_median_s', '–')} | – | – | – | – | – |")
     lines.append("")
     return "\n".join(lines)
 

@@ -122,10 +122,16 @@ class ChatOptions(LookupsOptions):
     model: list[Path] = field(default_factory=list, metadata=option(
         "A chat model's GGUF (repeat --model to measure several, one after another).", required=True, repeat=True))
     threads: int = field(default=2, metadata=option("helper.local.threads: the model's CPU threads."))
+    first_requests: int = field(default=3, metadata=option(
+        "Questions whose first request is timed with and without the instructions checkpoint (0: none)."))
+    long_chars: int = field(default=30_000, metadata=option(
+        "Characters of a pasted text after one question, read through section analysis (0: none)."))
 
     def problems(self) -> list[str]:
         out = [*super().problems()]
         out += [p for m in self.model for p in _missing_file("--model", m)]
+        if self.first_requests < 0 or self.long_chars < 0:
+            out.append("--first-requests and --long-chars must be 0 or more")
         if not self.model:
             out.append("chat needs --model PATH to a GGUF file (repeat it for more models)")
         if self.threads < 1:

@@ -232,7 +232,7 @@ def test_chat_suite_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
     from engram.core import Engine
 
-    from .chat_support import ScriptedModel, call, first_id
+    from .chat_support import call, first_id
 
     tree = tmp_path / "src" / "tinydocs-1.0" / "docs"
     tree.mkdir(parents=True)
@@ -257,13 +257,19 @@ def test_chat_suite_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     model_file = tmp_path / "tiny-chat.gguf"
     model_file.write_bytes(b"GGUF not a real model")
 
+    def asked(messages: list[dict[str, Any]]) -> str:
+        return messages[1]["content"].split("\n\n(Asked on ")[0]  # the question, without when it was asked
+
     def script() -> list[Any]:
-        return [lambda messages, tools: call("search", query=messages[1]["content"]),  # the seeded search again
+        return [lambda messages, tools: call("search", query=asked(messages)),  # the seeded search again
                 call("get_memory", ids=["000000000000"]),  # no such memory: a tool error
-                lambda messages, tools: call("search", query=messages[1]["content"] + " (docs)"),
+                lambda messages, tools: call("search", query=asked(messages) + " (docs)"),
                 lambda messages, tools: f"Here is how [{first_id(messages)}]."]
 
-    monkeypatch.setattr(Engine, "chat_model", lambda self, on_event=None: ScriptedModel(script()))
+    from .test_chat_sections import Reading
+
+    # Turns follow the script; a long pasted question is read in sections first (Reading answers its readers).
+    monkeypatch.setattr(Engine, "chat_model", lambda self, on_event=None: Reading(script(), context=8192))
     results = tmp_path / "results"
     assert main(["chat", "--model", str(model_file), "--quick", "--lookups", str(lookups),
                  "--cache", str(cache), "--results", str(results)]) == 0
@@ -296,6 +302,10 @@ def test_chat_suite_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert "| tiny-chat.gguf |" in text and "2/3 (67%)" in text and "## tiny-chat.gguf" in text and "| T02 |" in text
     # The conversations were copied out and deleted from the cached workspace.
     assert not list((cache / "quick-index-tinydocs-1.0").rglob("chats/*.json"))
+    long = model["long_question"]
+    assert long["chars"] > 12_000 and long["sections"] >= 2 and long["ended"] == "answered", long
+    assert model["first_request"] is None, "timed on a model run here only"
+    assert "## A new turn's first request, and a long pasted question" in text
 
 
 def test_ingest_suite_quick(tmp_path: Path, cache: Path, lookups: Path) -> None:
