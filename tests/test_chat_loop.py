@@ -83,6 +83,9 @@ def test_a_repeated_read_is_not_run_again_and_research_ends_without_progress(sto
     assert turn.ended == "no_progress" and turn.answer == "Tuesdays."
     repeated = [m for m in stocked.conversations().load(turn.conversation).messages if m.role == "tool"][1]
     assert repeated.content.startswith("Same call as step 1")
+    assert 'Searched so far: "When do we deploy?"' in repeated.content and "get_memory" in repeated.content
+    seeded = [m for m in stocked.conversations().load(turn.conversation).messages if m.role == "tool"][0]
+    assert "That was a search of your whole question" in seeded.content, "what a new search would be, at once"
     # The final answer is asked without tools and after being told to answer now.
     final_messages, final_tools = model.calls[-1]
     assert final_tools is None and final_messages[-1]["role"] == "user" and "Answer my question now" in \
