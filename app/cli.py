@@ -85,8 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     end.add_argument("fact_id")
     fact.set_defaults(tool="kg_edit")
 
-    sub.add_parser("tray", help="Start the tray app (also: `engram` with no command, on a desktop)",
-                   description="The tray icon and window; it serves your editors like `engram service` does.")
+    tray = sub.add_parser("tray", help="Start the tray app (also: `engram` with no command, on a desktop)",
+                          description="The tray icon and window; it serves your editors like `engram service` does.")
+    tray.add_argument("--background", action="store_true",
+                      help="Start with the tray icon alone, without opening the window (how a start at login runs).")
     cli_recall.add_parser(sub, common)
     cli_chat.add_parser(sub)
     cli_config.add_parser(sub)
@@ -136,7 +138,7 @@ def run(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None
         from .desktop.main import has_display
 
         if has_display(env):
-            return _run_tray(paths, env, verbose=args.verbose)
+            return _run_tray(paths, env, verbose=args.verbose, background=getattr(args, "background", False))
         if args.command == "tray":
             print("engram: No desktop: the tray app needs a display (DISPLAY or WAYLAND_DISPLAY is not set). "
                   "On a server run `engram service` instead.", file=sys.stderr)
@@ -207,11 +209,11 @@ def _env_overrides(origins: Mapping[str, str]) -> str:
     return ", ".join(env_name(key) for key, origin in sorted(origins.items()) if origin == "env")
 
 
-def _run_tray(paths: Paths, env: dict[str, str], *, verbose: bool) -> int:
+def _run_tray(paths: Paths, env: dict[str, str], *, verbose: bool, background: bool = False) -> int:
     from .desktop.main import run_tray
 
     try:
-        return run_tray(paths, env, verbose=verbose)
+        return run_tray(paths, env, verbose=verbose, background=background)
     except EngramError as exc:
         _print_error(exc)
         return 2 if isinstance(exc, SettingsError) else 1

@@ -36,13 +36,15 @@ def desktop_environ(paths: Paths, home: Path) -> dict[str, str]:
 def desktops(paths: Paths, environ: dict[str, str], embedder: Any, *, tray: bool | None = True
              ) -> Iterator[Callable[..., Desktop]]:
     """A factory of real desktops on ``paths`` (each closes its engine with it, as the real app does):
-    ``build(serve=False, tray=…, env=None)``."""
+    ``build(serve=False, tray=…, env=None, background=False)``."""
     made: list[Desktop] = []
 
-    def build(*, serve: bool = False, tray: bool | None = tray, env: dict[str, str] | None = None) -> Desktop:
+    def build(*, serve: bool = False, tray: bool | None = tray, env: dict[str, str] | None = None,
+              background: bool = False) -> Desktop:
         env = env or environ
         engine = Engine(paths, load_settings(paths.settings_file, env).settings, embedder=embedder)
-        desktop = Desktop(paths, env, engine=engine, places=Places.from_environ(env), serve=serve, tray=tray)
+        desktop = Desktop(paths, env, engine=engine, places=Places.from_environ(env), serve=serve, tray=tray,
+                          background=background)
         desktop._owns_engine = True
         made.append(desktop)
         return desktop

@@ -113,3 +113,42 @@ def test_the_file_opener_setting_keeps_its_value_when_focus_leaves_it_and_its_gr
     assert desktop.engine.settings.desktop.open_with == "auto"
     box = next(b for b in page.findChildren(QGroupBox) if "Editors" in b.title())
     assert box.title() == "Editors && service", "an '&' is shown, not taken for a shortcut"
+
+
+def test_a_launch_opens_the_window_and_a_start_at_login_stays_in_the_tray(make_desktop: Any, home: Path,
+                                                                         qtbot: Any) -> None:
+    from engram.app.desktop import autostart
+    from engram.app.desktop.welcome import MARKER
+
+    launched = make_desktop()
+    launched.paths.data_dir.mkdir(parents=True, exist_ok=True)
+    (launched.paths.data_dir / MARKER).write_text("")  # not the first run (that shows the welcome)
+    launched.start()
+    assert launched.window.isVisible(), "a launch from the menu opens the window"
+    at_login = make_desktop(background=True)
+    at_login.start()
+    assert at_login.tray is not None and not at_login.window.isVisible(), "at login: the tray icon alone"
+    assert autostart.tray_command()[-2:] == ["tray", "--background"], "the login entry starts it in the background"
+
+
+def test_the_first_close_says_engram_keeps_running_in_the_tray_and_only_the_first(make_desktop: Any,
+                                                                                 qtbot: Any) -> None:
+    desktop = make_desktop()
+    desktop.attach_tray()
+    desktop.show_window()
+    desktop.window.close()
+    assert not desktop.window.isVisible() and desktop.went_to_tray_box is not None
+    box = desktop.went_to_tray_box
+    assert box.isVisible() and "still running" in box.text() and "Quit Engram" in box.informativeText()
+    box.close()
+    desktop.went_to_tray_box = None
+    desktop.show_window()
+    desktop.window.close()
+    assert desktop.went_to_tray_box is None, "said once"
+
+
+def test_the_folder_picker_opens_in_the_home_folder(make_desktop: Any, home: Path, qtbot: Any) -> None:
+    desktop = make_desktop(tray=False)
+    desktop.choose_folder_to_ingest()
+    assert desktop.folder_dialog is not None
+    assert Path(desktop.folder_dialog.directory().absolutePath()) == home

@@ -25,7 +25,7 @@ class AutostartError(EngramError):
 
 def tray_command() -> list[str]:
     """The command that starts this installation's tray app."""
-    command = engram_command("tray")
+    command = [*engram_command("tray"), "--background"]  # at login: the tray icon, not the window
     windowed = Path(command[0]).with_name("engramw.exe")  # Windows bundle: the console-less twin
     if getattr(sys, "frozen", False) and sys.platform == "win32" and windowed.exists():
         command[0] = str(windowed)

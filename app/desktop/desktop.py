@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QSystemTrayIcon
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QSystemTrayIcon
 
 from engram.core import Engine, EngramError, Paths
 from engram.core.errors import IngestCancelled, IngestError, InvalidArgument, NotFound, SettingsError
@@ -42,6 +42,8 @@ from .welcome import Welcome, first_run
 from .window import MainWindow
 
 logger = logging.getLogger(__name__)
+#: A file in the data folder: the window was closed once, and the app said it keeps running in the tray.
+FIRST_CLOSE = "window-closed-once"
 
 #: Errors about what someone asked for (shown as warnings); every other error is a failure.
 INPUT_ERRORS = (InvalidArgument, NotFound, IngestError, SettingsError)
@@ -60,10 +62,12 @@ class Desktop(QObject):
     stopped = Signal()
 
     def __init__(self, paths: Paths, environ: Mapping[str, str], *, engine: Engine | None = None,
-                 places: Places | None = None, serve: bool = True, tray: bool | None = None) -> None:
+                 places: Places | None = None, serve: bool = True, tray: bool | None = None,
+                 background: bool = False) -> None:
         """``engine`` and ``places`` are seams for tests (default: a new engine, the user's folders);
         ``serve=False`` runs without the MCP service; ``tray=True`` builds the tray icon even where the
-        platform reports no system tray (offscreen tests), ``False`` never builds it."""
+        platform reports no system tray (offscreen tests), ``False`` never builds it; ``background`` starts
+        with the tray icon alone (a start at login), where a launch opens the window."""
         super().__init__()
         self.paths = paths
         self.environ = dict(environ)
@@ -92,7 +96,8 @@ class Desktop(QObject):
                            choose_folder_to_ingest=self.choose_folder_to_ingest,
                            set_indexing_paused=self.set_indexing_paused, cancel_ingest=self.cancel_ingest,
                            notify=self.notify, has_tray=lambda: self.tray is not None,
-                           set_watching_paused=self.set_watching_paused, parent=self)
+                           set_watching_paused=self.set_watching_paused, went_to_tray=self._went_to_tray,
+                           parent=self)
         self.shell.service_changed.connect(self.service_changed)
         self.shell.status_changed.connect(self.status_changed)
         self.service_control.changed.connect(self.shell.service_changed)
@@ -100,12 +105,14 @@ class Desktop(QObject):
         self.tray: Tray | None = None
         self._serve = serve
         self._tray_wanted = tray
+        self._background = background
         self._failed: EngramError | None = None
         self._tray_tries = 0
         self._done: asyncio.Event | None = None
         self.state = "ready"
         self.welcome: Welcome | None = None
         self.folder_dialog: QFileDialog | None = None
+        self.went_to_tray_box: QMessageBox | None = None  # shown the first time the window is closed
         self.jobs.changed.connect(self._update_state)
         self.window = MainWindow(self.shell, self.jobs, self.engine, editors=self.editors,
                                  settings_control=self.settings_control, keys=self.keys, models=self.models)
@@ -133,6 +140,8 @@ class Desktop(QObject):
         if not self.attach_tray():
             self.show_window()
             self._retry_tray()
+        elif not self._background:  # a launch opens the window; a start at login stays in the tray
+            self.show_window()
         self.refresh()
         self.detect_gpus()
         if first_run(self.paths.data_dir):
@@ -206,6 +215,26 @@ class Desktop(QObject):
             self._update_state()
         self.refresh()
 
+    def _went_to_tray(self) -> None:
+        """The first time the window is closed, say where Engram went (it runs on, serving the editors)."""
+        marker = self.paths.data_dir / FIRST_CLOSE
+        if marker.exists():
+            return
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text("the window was closed once; Engram said it keeps running in the tray\n",
+                              encoding="utf-8")
+        except OSError:
+            logger.warning("could not record that the window was closed once (%s)", marker)
+        box = QMessageBox(QMessageBox.Icon.Information, "Engram keeps running",
+                          "Engram is still running in the background, so your editors can keep using your memory.")
+        box.setInformativeText("Its icon is in the tray (the status area of your panel): click it to open this "
+                               "window again. To stop Engram, choose Quit Engram in the icon's menu.")
+        box.setAccessibleName("Engram keeps running")
+        box.setWindowModality(Qt.WindowModality.NonModal)
+        self.went_to_tray_box = box
+        box.open()
+
     def show_welcome(self) -> None:
         """The first-run welcome, once the editors' settings have been read (in the background)."""
         self.show_window()
@@ -224,7 +253,7 @@ class Desktop(QObject):
 
     def choose_folder_to_ingest(self) -> None:
         """Ask for a folder (a non-modal dialog: no nested event loop) and ingest it."""
-        dialog = QFileDialog(self.window, "Ingest a folder")
+        dialog = QFileDialog(self.window, "Ingest a folder", str(self.places.home))
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
         dialog.fileSelected.connect(lambda path: self.ingest_folder(path) if path else None)

@@ -42,8 +42,9 @@ def install_signal_handlers(on_signal: Callable[[], None]) -> object:
     return (reader, writer, notifier)
 
 
-def run_tray(paths: Paths, environ: Mapping[str, str], *, verbose: bool = False) -> int:
-    """Run the tray app until Quit (or SIGINT/SIGTERM); returns the exit status.
+def run_tray(paths: Paths, environ: Mapping[str, str], *, verbose: bool = False, background: bool = False) -> int:
+    """Run the tray app until Quit (or SIGINT/SIGTERM); returns the exit status. It opens its window, unless
+    ``background`` (a start at login: the tray icon alone).
 
     A second start for the same data folder asks the first one to show its window and returns 0.
     """
@@ -75,7 +76,7 @@ def run_tray(paths: Paths, environ: Mapping[str, str], *, verbose: bool = False)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
-        desktop = holder["desktop"] = Desktop(paths, environ)
+        desktop = holder["desktop"] = Desktop(paths, environ, background=background)
         wakeup = install_signal_handlers(desktop.quit)
         logger.info("tray app started for %s (pid %d)", paths.data_dir, os.getpid())
         with loop:

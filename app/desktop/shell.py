@@ -36,7 +36,8 @@ class Shell(QObject):
     def __init__(self, *, show_window: Callable[[str | None], None], quit: Callable[[], None],
                  choose_folder_to_ingest: Callable[[], None], set_indexing_paused: Callable[[bool], None],
                  cancel_ingest: Callable[[int], bool], notify: Notify, has_tray: Callable[[], bool],
-                 set_watching_paused: Callable[[bool], None], parent: QObject | None = None) -> None:
+                 set_watching_paused: Callable[[bool], None], went_to_tray: Callable[[], None] | None = None,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._show_window = show_window
         self._quit = quit
@@ -46,6 +47,7 @@ class Shell(QObject):
         self._cancel_ingest = cancel_ingest
         self._notify = notify
         self._has_tray = has_tray
+        self._went_to_tray = went_to_tray or (lambda: None)
 
     def show_window(self, page: str | None = None) -> None:
         """Show the window (on ``page`` when given: home, ask, memory, editors, settings)."""
@@ -79,6 +81,10 @@ class Shell(QObject):
     def show_message(self, text: str, milliseconds: int) -> None:
         """Say ``text`` in the window's status bar for ``milliseconds``."""
         self.message.emit(text, milliseconds)
+
+    def went_to_tray(self) -> None:
+        """The window was closed and Engram runs on in the tray (the first time, the app says so)."""
+        self._went_to_tray()
 
     @property
     def has_tray(self) -> bool:

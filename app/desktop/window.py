@@ -74,6 +74,7 @@ class MainWindow(QMainWindow):
         if self.shell.has_tray:
             event.ignore()  # the tray stays; Quit is in its menu
             self.hide()
+            self.shell.went_to_tray()
         else:
             event.accept()  # no tray to come back from: closing the window quits
             self.shell.quit()
