@@ -154,3 +154,26 @@ def test_an_exact_repeat_is_counted_without_being_embedded_again_unless_it_no_lo
         anew = mine.tools.store(CACHE, project="web").result
         assert anew.merged is None and anew.id != first and len(counting.texts) == 2
         assert [m.id for m in mine.tools.review(project="web").result.seen_again] == []
+
+
+def test_distances_are_cosine_distances_with_the_vector_index_as_without_it(engine: Engine) -> None:
+    """The IVF_HNSW_SQ index's own distances are not cosine distances (about twice them): the store gives
+    ``1 - cosine`` from the stored vectors either way, so thresholds (near duplicates at 0.95, forget's meaning
+    floor) mean the same in a large, indexed workspace as in a small one."""
+    import numpy as np
+
+    for n in range(300):
+        engine.tools.store(f"note number {n} about the {('deploy', 'backup', 'cache')[n % 3]} of host {n % 17}",
+                           project="p")
+    store = engine.store()
+    engine.internals().writer.run(maintain, store, 256)
+    assert any(i.index_type.startswith("Ivf") for i in store.memory_indexes()), "the vector index was built"
+    query = engine.embedder().embed(["the backup of host 3"])[0]
+    for exact in (False, True):
+        rows = store.vector_search(query, 5, None, ["id", "vector"], exact=exact)
+        for r in rows:
+            v = np.asarray(r["vector"])
+            cosine = float(np.dot(query, v) / np.linalg.norm(query) / np.linalg.norm(v))
+            assert abs((1.0 - r["_distance"]) - cosine) < 1e-5
+        assert [r["_distance"] for r in rows] == sorted(r["_distance"] for r in rows)
+    assert "vector" not in store.vector_search(query, 1, None, ["id"])[0], "only the columns asked for"

@@ -61,6 +61,9 @@ class Hit:
     row: dict[str, Any]
     score: float
     ranks: dict[str, int]
+    #: The cosine similarity of the memory to the query, when the semantic channel read it (an absolute measure
+    #: of closeness, where the fused score is relative to the other candidates).
+    similarity: float | None = None
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -137,6 +140,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
                          with_vectors=deep and params.feedback)
     convex = _by_scores(params, scored, rows)
     fused = _fuse(scored, params, convex, rows)
+    similar = dict(scored.get("semantic", []))  # to the query itself (the feedback below moves it)
     if convex and params.feedback and semantic is not None and "semantic" in scored and fused:
         try:
             moved = _moved_towards(store, semantic, [f.id for f in fused[:FEEDBACK_DOCS]], rows)
@@ -175,7 +179,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
             raise
         except EngramError as exc:
             warnings.append(ChannelWarning("graph", "failed", f"graph channel failed: {exc.message}"))
-    hits = [Hit(_clean(rows[i]), by_id[i].score, by_id[i].ranks) for i in order if i in rows]
+    hits = [Hit(_clean(rows[i]), by_id[i].score, by_id[i].ranks, similar.get(i)) for i in order if i in rows]
     left_out = 0
     if filters.state == "current":
         left_out = _superseded_matches(store, query, semantic, filters, params, scored, warnings)

@@ -83,7 +83,8 @@ def search(
     vector, withheld = prepared_vector(scope, run, query) if "semantic" in params.channels else (None, None)
     outcome = hybrid_search(scope.store, scope.embedder_or_none() if "semantic" in params.channels else None,
                             query, filters, params, vector=vector, withheld=withheld)
-    hits = _named(scope, [SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels))
+    hits = _named(scope, [SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels),
+                                             similarity=None if h.similarity is None else round(h.similarity, 4))
                           for h in outcome.hits])
     warnings = outcome.warning_lines
     semantic_lost = any(w.channel == "semantic" and w.reason != "withheld" for w in outcome.warnings)

@@ -43,6 +43,8 @@ class Memory(BaseModel):
 class SearchHit(Memory):
     score: float
     channels: list[str]
+    #: Cosine similarity to the query by the embedding model (``None``: the semantic channel did not read it).
+    similarity: float | None = None
 
 
 class SearchResult(BaseModel):
