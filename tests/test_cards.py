@@ -11,7 +11,14 @@ from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QAbstractButton, QLabel, QPushButton
 
 from engram.app.desktop import opener
-from engram.app.desktop.cards import ForgetTarget, ResultCard, ResultsView, found_by
+from engram.app.desktop.cards import (
+    CLOSE_SIMILARITY,
+    ForgetTarget,
+    ResultCard,
+    ResultsView,
+    card_excerpt,
+    found_by,
+)
 from engram.core import Engine
 from engram.core.tools.results import SearchHit
 
@@ -309,3 +316,61 @@ def test_a_card_shows_markup_as_the_words_it_marks_and_copies_the_text_as_stored
     assert readable(text).split() == (
         "Run budget (recall.run_budget) key · default max_queries · 8 engram config set x 1 See the docs and "
         "QuerySet.filter(); a * b stays, and so do __init__ and **kwargs. quoted").split()
+
+
+def test_hits_far_from_the_question_by_meaning_come_last_under_a_line_that_says_so(
+        qtbot: Any, real_engine: Engine, filled: dict[str, str]) -> None:
+    real_engine.call("store", {"content": "The tomato seedlings on the balcony need watering every morning."})
+    result = real_engine.call("search", {"query": "restore a backup", "limit": 10}).result
+    assert all(h.similarity is not None for h in result.hits), "every hit says how close it is, however found"
+    close = [h.id for h in result.hits if h.similarity >= CLOSE_SIMILARITY]
+    far = [h.id for h in result.hits if h.similarity < CLOSE_SIMILARITY]
+    assert close and far, [(h.title, h.similarity) for h in result.hits]
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.show()
+    view.show_search(result, "restore a backup")
+    assert [c.memory.id for c in view.cards if c.memory] == close + far
+    assert view.divider.isVisible()
+    layout = view.widget().layout()
+    assert layout.indexOf(view.divider) == layout.indexOf(view.cards[len(close)]) - 1, "the line sits above the far"
+    view.show_message("Searching…")
+    assert not view.divider.isVisible() and layout.indexOf(view.divider) == -1, "a new result starts without it"
+
+
+def test_a_search_with_nothing_close_says_so_above_the_nearest(qtbot: Any, real_engine: Engine,
+                                                               filled: dict[str, str]) -> None:
+    result = real_engine.call("search", {"query": "xylophone concert tickets"}).result
+    assert result.hits and all(h.similarity < CLOSE_SIMILARITY for h in result.hits)
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.show()
+    view.show_search(result, "xylophone concert tickets")
+    assert view.message.text().startswith("Nothing close to “xylophone concert tickets” is remembered.")
+    assert len(view.cards) == len(result.hits) and not view.divider.isVisible()
+
+
+def test_a_long_paragraph_shows_the_words_that_matched_not_its_start() -> None:
+    filler = " ".join(f"Sentence {i} talks about the weather and nothing else." for i in range(30))
+    text = filler + " The backup schedule runs nightly at two. " + filler
+    shown = card_excerpt(text, 240, ["backup", "schedule"])
+    assert "backup schedule runs nightly" in shown and len(shown) <= 240
+    assert shown.startswith("…") and shown.endswith("…")
+    assert card_excerpt("Short text.", 240, ["backup"]) == "Short text."
+
+
+def test_a_failed_open_or_show_in_folder_is_said_on_the_card_and_copy_says_it_copied(
+        qtbot: Any, real_engine: Engine, filled: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    card = ResultCard.for_memory(hit(real_engine, "backup schedule", "chunk"), "backup")
+    qtbot.addWidget(card)
+    card.show()
+    card.opener = lambda file, line: f"Could not open {file}: no program on this computer opens it."
+    button(card, "Open").click()
+    assert card.status.isVisible() and card.status.text().startswith("Could not open")
+    monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(lambda url: False))
+    button(card, "Show in folder").click()
+    assert card.status.text() == (f"Could not show the folder {Path(filled['backup']).parent}: no file manager "
+                                  "on this computer answered.")
+    button(card, "Copy").click()
+    assert card.status.text() == "Copied to the clipboard." and card.status.isVisible()
+    qtbot.waitUntil(lambda: not card.status.isVisible(), timeout=5000)

@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Literal, TypedDict
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QFrame,
@@ -40,9 +40,15 @@ from engram.core.tools.render import excerpt, query_terms
 from engram.core.tools.results import Memory, SearchResult
 
 from .opener import open_at_line
+from .setting_rows import error_colour
 
 #: Cards shown at first, and added each time the view is scrolled to its bottom.
 PAGE = 20
+#: A hit this similar to the question by meaning (cosine, the bundled MiniLM) or more is close to it; below, it
+#: shares little with it. Measured on the Django lookups' parts: every gold hit of the first five scored 0.40 or
+#: more (a tenth of them under 0.49), and no hit of questions the corpus does not hold (xylophone, mount everest,
+#: knitting a scarf pattern, a world cup final, …) scored over 0.28.
+CLOSE_SIMILARITY = 0.35
 SNIPPET_CHARS = 240
 TITLE_CHARS = 120
 #: How each search channel found a result, in words.
@@ -141,13 +147,38 @@ def readable(text: str) -> str:
     return "\n".join(lines)
 
 
+_SENTENCE_START = re.compile(r"(?<=[.!?])\s+(?=\S)|\n")
+
+
+def card_excerpt(text: str, width: int, terms: Sequence[str]) -> str:
+    """At most ``width`` characters of ``text``: all of it, or the window that holds most of ``terms``, starting
+    at a line or a sentence (or, in a long sentence, a few words before the first match), so that a long
+    paragraph shows the words that matched rather than its start."""
+    text = text.strip()
+    if len(text) <= width or not terms:
+        return excerpt(text, width, terms)
+    lower = text.lower()
+    positions = sorted(p.start() for t in terms for p in re.finditer(re.escape(t), lower))
+    if not positions:
+        return excerpt(text, width, terms)
+    starts = {0, *(m.end() for m in _SENTENCE_START.finditer(text))}
+    for p in positions:  # a few words before a match, at a space
+        space = text.rfind(" ", 0, max(0, p - width // 5))
+        starts.add(space + 1 if space >= 0 else 0)
+    # the most matches, and of those the start nearest them (so they are not cut at the window's end)
+    best = max(sorted(starts), key=lambda s: (sum(1 for p in positions if s <= p < s + width - 2), s))
+    lead = "…" if best > 0 else ""
+    window = text[best:best + width - len(lead) - 1].rstrip()
+    return lead + window + ("…" if best + len(window) < len(text) else "")
+
+
 def memory_text(memory: Memory, query: str = "", found: str = "") -> CardText:
     """A note's or a file passage's card: its title, where it is from, an excerpt near ``query``'s words."""
     terms = bold_terms(query)
     shown = readable(memory.content)
     first = next((line.strip() for line in shown.splitlines() if line.strip()), "")
     title = _short(readable(memory.title) or first or memory.path or memory.source, TITLE_CHARS)
-    snippet = " ".join(excerpt(shown, SNIPPET_CHARS, terms).split())
+    snippet = " ".join(card_excerpt(shown, SNIPPET_CHARS, terms).split())
     if memory.kind in NOTE_KINDS or not memory.source:
         where = f"{memory.kind} · {memory.updated_at.date().isoformat()}"
         return CardText(title, where, snippet, found, memory.content, terms, memory=memory,
@@ -221,6 +252,13 @@ class ResultCard(QFrame):
                                           "file itself stays)", self.forget)
         row.addStretch(1)
         layout.addLayout(row)
+        #: What the last Open, Show in folder or Copy did, on the card it concerns (a failure in red).
+        self.status = self._label("", "What the last action did")
+        self.status.setVisible(False)
+        layout.addWidget(self.status)
+        self._status_clear = QTimer(self)
+        self._status_clear.setSingleShot(True)
+        self._status_clear.timeout.connect(lambda: self.status.setVisible(False))
         for button in (self.open_button, self.folder_button):
             button.setVisible(bool(text.file))
             button.setEnabled(exists)
@@ -243,18 +281,39 @@ class ResultCard(QFrame):
         return cls(evidence_text(item, query), number)
 
     def open_file(self) -> None:
-        """Open the card's file at its passage's line (``opener``); ``opened`` says how."""
+        """Open the card's file at its passage's line (``opener``); ``opened`` says how, and a failure is said on
+        the card itself."""
         if self._text.file:
-            self.opened.emit(self.opener(self._text.file, self._text.line))
+            said = self.opener(self._text.file, self._text.line)
+            self.opened.emit(said)
+            if said.startswith("Could not"):
+                self.say(said, failed=True)
 
     def show_folder(self) -> None:
-        """Open the folder that holds the card's file."""
+        """Open the folder that holds the card's file; when no file manager answers, the card says so."""
         if self._text.file:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(self._text.file).parent)))
+            folder = Path(self._text.file).parent
+            if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
+                self.say(f"Could not show the folder {folder}: no file manager on this computer answered.",
+                         failed=True)
 
     def copy(self) -> None:
-        """Put the card's text on the clipboard: a passage as ``path:lines``, a blank line, its content."""
+        """Put the card's text on the clipboard (a passage as ``path:lines``, a blank line, its content) and say
+        so on the card for a moment."""
         QGuiApplication.clipboard().setText(self._text.copy)
+        self.say("Copied to the clipboard.", for_ms=3000)
+
+    def say(self, text: str, *, failed: bool = False, for_ms: int | None = None) -> None:
+        """Show what an action did under the card's buttons (a failure in the error colour), for ``for_ms``
+        milliseconds or until the next action."""
+        self.status.setText(text)
+        self.status.setAccessibleName(text)
+        self.status.setStyleSheet(f"color: {error_colour(self)};" if failed else "color: palette(mid);")
+        self.status.setVisible(True)
+        if for_ms is None:
+            self._status_clear.stop()
+        else:
+            self._status_clear.start(for_ms)
 
     def forget(self) -> None:
         """Ask, through ``forget_requested``, that the card's note or file be forgotten."""
@@ -301,6 +360,12 @@ class ResultsView(QScrollArea):
         self.message = ResultCard._label("", "Summary")
         self.message.setVisible(False)
         self._layout.addWidget(self.message)
+        #: The line above the first result that is not close to the question (see ``show_search``).
+        self.divider = ResultCard._label("Nothing else close — these share little with what you asked:",
+                                         "Nothing else close")
+        self.divider.setStyleSheet("color: palette(mid); border-top: 1px solid palette(mid); padding-top: 6px;")
+        self.divider.setVisible(False)
+        self._far_from: int | None = None
         self._layout.addStretch(1)
         self.setWidget(body)
         self.cards: list[ResultCard] = []
@@ -309,12 +374,18 @@ class ResultsView(QScrollArea):
         self.verticalScrollBar().rangeChanged.connect(self._range_changed)
 
     def show_search(self, result: SearchResult, query: str, notes: Sequence[str] = ()) -> None:
-        """A card per hit, under ``notes`` and the search's warnings; a message when there are none."""
+        """A card per hit, under ``notes`` and the search's warnings; a message when there are none. The hits
+        that are not close to the question by meaning (``CLOSE_SIMILARITY``) come under a line that says so."""
         lines = [*notes, *result.warnings]
         if not result.hits:
             self.show_message("\n".join([f"Nothing found for “{query}”.", *lines]))
             return
-        self._show("\n".join(lines), [partial(ResultCard.for_memory, hit, query) for hit in result.hits])
+        close = [h for h in result.hits if h.similarity is None or h.similarity >= CLOSE_SIMILARITY]
+        far = [h for h in result.hits if h not in close]  # in the search's order, after every close one
+        if not close:
+            lines.insert(0, f"Nothing close to “{query}” is remembered. The nearest memories share little with it:")
+        self._show("\n".join(lines), [partial(ResultCard.for_memory, hit, query) for hit in [*close, *far]],
+                   far_from=len(close) if close and far else None)
 
     def show_recall(self, result: RecallResult) -> None:
         """The plan (a line per step), the model's answer when there is one, then a card per evidence; a
@@ -342,11 +413,14 @@ class ResultsView(QScrollArea):
         """Only ``text``: an empty result, an error, a search in progress."""
         self._show(text, [])
 
-    def _show(self, message: str, cards: list[Callable[[], ResultCard]]) -> None:
+    def _show(self, message: str, cards: list[Callable[[], ResultCard]], far_from: int | None = None) -> None:
         for card in self.cards:
             self._layout.removeWidget(card)
             card.deleteLater()
         self.cards = []
+        self.divider.setVisible(False)
+        self._layout.removeWidget(self.divider)
+        self._far_from = far_from
         self.message.setText(message)
         self.message.setAccessibleName(message or "Summary")
         self.message.setVisible(bool(message))
@@ -357,6 +431,9 @@ class ResultsView(QScrollArea):
     def _more(self) -> None:
         page, self._pending = self._pending[:PAGE], self._pending[PAGE:]
         for make in page:
+            if self._far_from is not None and len(self.cards) == self._far_from:
+                self._layout.insertWidget(self._layout.count() - 1, self.divider)
+                self.divider.setVisible(True)
             card = make()
             card.forget_requested.connect(self.forget_requested)
             card.opened.connect(self.opened)

@@ -179,6 +179,8 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
             raise
         except EngramError as exc:
             warnings.append(ChannelWarning("graph", "failed", f"graph channel failed: {exc.message}"))
+    if semantic is not None and any(i not in similar for i in order):
+        similar.update(_similarities(store, semantic, [i for i in order if i not in similar], rows))
     hits = [Hit(_clean(rows[i]), by_id[i].score, by_id[i].ranks, similar.get(i)) for i in order if i in rows]
     left_out = 0
     if filters.state == "current":
@@ -259,6 +261,29 @@ def _nearest(store: WorkspaceStore, vector: np.ndarray, where: Filters | None, d
     for r in found:
         rows.setdefault(r["id"], r)
     return [(r["id"], 1.0 - float(r["_distance"])) for r in found]
+
+
+def _similarities(store: WorkspaceStore, vector: np.ndarray, ids: list[str],
+                  rows: dict[str, Row]) -> dict[str, float]:
+    """The cosine similarity to the query of hits the semantic channel did not read (found by words or links):
+    their vectors are read (one small query) so that every hit says how close it is."""
+    try:
+        found = {i: rows[i]["vector"] for i in ids if i in rows and rows[i].get("vector") is not None}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            found.update({i: r["vector"] for i, r in store.memories_by_ids(missing, ["vector"]).items()})
+    except WHOLE_WORKSPACE:
+        raise
+    except EngramError:
+        return {}  # closeness is a hint: the hits stand without it
+    unit = np.asarray(vector, dtype=np.float32).reshape(-1)
+    unit = unit / (float(np.linalg.norm(unit)) or 1.0)
+    out = {}
+    for i, v in found.items():
+        stored = np.asarray(v, dtype=np.float32)
+        norm = float(np.linalg.norm(stored))
+        out[i] = float(stored @ unit / norm) if norm else 0.0
+    return out
 
 
 def _moved_towards(store: WorkspaceStore, vector: np.ndarray, ids: list[str],
