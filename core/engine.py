@@ -321,11 +321,12 @@ class Engine:
 
     def chat(self, question: str, *, conversation: str | None = None, workspace: str = "",
              on_event: Callable[[ChatEvent], None] | None = None, stop: Callable[[], bool] | None = None,
-             model: ChatModel | None = None) -> ChatTurn:
+             model: ChatModel | None = None, download: bool = True) -> ChatTurn:
         """One chat turn in ``workspace``: the chat model researches with the read tools, then answers citing
         what it read; the conversation (``conversation``, or a new one) is kept in the workspace. ``on_event``
         gets the streamed text, each tool call and notes as they happen (from this thread); ``stop`` is asked
-        between steps and tokens. ``model`` is a seam for tests (default: ``chat_model``).
+        between steps and tokens. ``model`` is a seam for tests (default: ``chat_model``); ``download`` False
+        refuses to fetch a missing local model (the window offers the download as a choice of its own).
 
         Raises:
             InvalidArgument: an empty or too long question, a bad conversation name.
@@ -341,21 +342,23 @@ class Engine:
             return out.text, out.result
 
         return chat_turn(question, chats=self.paths.workspace_dir(name) / "chats", settings=self.settings,
-                         runner=run, model=(lambda: model) if model is not None else (lambda: self.chat_model(on_event)),
+                         runner=run, model=(lambda: model) if model is not None
+                         else (lambda: self.chat_model(on_event, download=download)),
                          conversation=conversation, on_event=on_event, stop=stop)
 
     def conversations(self, workspace: str = "") -> ConversationStore:
         """The conversations kept in ``workspace`` (list, load, rename, delete). Raises ``WorkspaceNotFound``."""
         return ConversationStore(self.paths.workspace_dir(self._scope(workspace).workspace) / "chats")
 
-    def chat_model(self, on_event: Callable[[ChatEvent], None] | None = None) -> ChatModel:
-        """The chat model: with chat.provider local, ``chat.local_model`` downloaded first if it is missing (the
-        progress goes to ``on_event``), loaded once and shared with the helper when file, context and GPU layers
-        match; otherwise the remote provider's model through its function calling.
+    def chat_model(self, on_event: Callable[[ChatEvent], None] | None = None, *,
+                   download: bool = True) -> ChatModel:
+        """The chat model: with chat.provider local, ``chat.local_model`` downloaded first if it is missing and
+        ``download`` allows (its size and progress go to ``on_event``), loaded once and shared with the helper when
+        file, context and GPU layers match; otherwise the remote provider's model through its function calling.
 
         Raises:
-            ModelError: the download failed, the file does not verify, llama.cpp cannot load it, or a remote
-                provider has no model named or no API key.
+            ModelError: the model is missing and ``download`` is False, the download failed, the file does not
+                verify, llama.cpp cannot load it, or a remote provider has no model named or no API key.
         """
         chat, where = self.settings.chat, runs_where(self.settings, "chat")
         if not where.in_process:
@@ -372,8 +375,12 @@ class Engine:
             raise ModelError(f"{entry.id} {status.note}; choose a smaller chat model (engram config set "
                              "chat.local_model qwen3.5-4b).", title="Not enough memory for the chat model")
         if not entry.local_path and not status.present:
+            size = f"{entry.size / 1e9:.1f} GB" if entry.size else "size unknown"
+            if not download:
+                raise ModelError(f"{entry.id} ({size}) is not on this computer yet: download it from the Ask page "
+                                 f"or with `engram models download {entry.id}`.", title="Chat model not downloaded")
             emit = on_event or (lambda _e: None)
-            emit(ChatNote(f"Downloading {entry.id} for chat (once; it stays on this computer)…"))
+            emit(ChatNote(f"Downloading {entry.id} ({size}) for chat, once; it stays on this computer…"))
             self.download_model(entry, progress=lambda p: emit(ModelDownload(entry.id, p.done, p.total)))
         path = files.verify(entry)
         loaded = self._inference.model_pool().get(

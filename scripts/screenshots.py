@@ -163,7 +163,7 @@ async def shoot(out: Path) -> None:
     window.ask.ask_button.click()
     await wait_signal(window.ask.recall_shown)
     # The shots show the Ask page's recall: a chat needs a model that calls tools, which this machine lacks.
-    window.ask.mode.setCurrentIndex(window.ask.mode.indexOf(window.ask.panel))
+    window.ask.mode.setCurrentIndex(window.ask.mode.indexOf(window.ask.recall_tab))
     await open_memory(window.memory)
     for _ in range(600):  # the GPU list, once detection has answered
         if window.settings.gpu_label.text() != "Looking for GPUs…":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from engram.app.desktop.ask_page import ChatPanel
 from engram.app.desktop.chat_view import ToolLine, linked_answer
 from engram.app.desktop.desktop import Desktop
 from engram.core import Paths
+from engram.core.settings_file import set_value
 from engram.core.chat.loop import ChatTurn
 
 from .chat_support import ScriptedModel, call, first_id
@@ -21,7 +23,11 @@ from .desktop_support import desktops
 
 
 @pytest.fixture
-def desktop(qapp: Any, paths: Paths, environ: dict[str, str], fake_embedder: Any) -> Iterator[Desktop]:
+def desktop(qapp: Any, paths: Paths, environ: dict[str, str], fake_embedder: Any,
+            tmp_path: Path) -> Iterator[Desktop]:
+    own = tmp_path / "own-chat-model.gguf"  # a model file of one's own is on this computer: chat can run
+    own.write_bytes(b"GGUF")
+    set_value(paths.settings_file, "chat.local_model", str(own))
     with desktops(paths, environ, fake_embedder, tray=False) as build:
         made = build()
         made.engine.call("store", {"content": "We deploy on Tuesdays after the review.", "title": "Deploy day"})
@@ -31,7 +37,7 @@ def desktop(qapp: Any, paths: Paths, environ: dict[str, str], fake_embedder: Any
 
 def _script(desktop: Desktop, monkeypatch: pytest.MonkeyPatch, steps: list[Any]) -> ScriptedModel:
     model = ScriptedModel(steps)
-    monkeypatch.setattr(desktop.engine, "chat_model", lambda on_event=None: model)
+    monkeypatch.setattr(desktop.engine, "chat_model", lambda on_event=None, **_: model)
     return model
 
 

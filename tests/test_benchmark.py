@@ -269,7 +269,7 @@ def test_chat_suite_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     from .test_chat_sections import Reading
 
     # Turns follow the script; a long pasted question is read in sections first (Reading answers its readers).
-    monkeypatch.setattr(Engine, "chat_model", lambda self, on_event=None: Reading(script(), context=8192))
+    monkeypatch.setattr(Engine, "chat_model", lambda self, on_event=None, **_: Reading(script(), context=8192))
     results = tmp_path / "results"
     assert main(["chat", "--model", str(model_file), "--quick", "--lookups", str(lookups),
                  "--cache", str(cache), "--results", str(results)]) == 0

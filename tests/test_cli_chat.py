@@ -51,7 +51,7 @@ def env(paths: Paths, fake_embedder: HashingEmbedder, monkeypatch: pytest.Monkey
 def scripted(monkeypatch: pytest.MonkeyPatch, *script: Any) -> ScriptedModel:
     """The chat model every Engine gives from now on: one scripted model, replying from ``script``."""
     model = ScriptedModel(list(script))
-    monkeypatch.setattr(Engine, "chat_model", lambda self, on_event=None: model)
+    monkeypatch.setattr(Engine, "chat_model", lambda self, on_event=None, **_: model)
     return model
 
 

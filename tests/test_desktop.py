@@ -815,6 +815,9 @@ def test_the_keyboard_reaches_every_page_and_a_notification_opens_its_page(make_
         "Home", "Ask", "Memory", "Editors", "Settings"]
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentWidget() is window.overview and window.overview.question.hasFocus()
+    # Ctrl let go: Qt keeps the last key event's modifiers as the application's, and a later test's tree
+    # selection would otherwise toggle (as if Ctrl were held) instead of selecting
+    qtbot.keyRelease(window, Qt.Key.Key_Control)
     desktop.notify("Download finished", "qwen3.5-4b downloaded and verified.", page="settings")
     assert desktop.tray is not None
     desktop.tray.icon.messageClicked.emit()

@@ -3,6 +3,7 @@ is one thing that stopped them, done the way they did it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,9 @@ from PySide6.QtWidgets import QComboBox, QGroupBox
 
 from engram.app.desktop.memory_page import MemoryPage
 from engram.app.desktop.memory_tree import entry_of
+from engram.core import Paths
+from engram.core.errors import ModelError
+from engram.core.settings_file import load_settings, set_value
 
 from .conftest import write_tree
 from .desktop_support import settle
@@ -152,3 +156,111 @@ def test_the_folder_picker_opens_in_the_home_folder(make_desktop: Any, home: Pat
     desktop.choose_folder_to_ingest()
     assert desktop.folder_dialog is not None
     assert Path(desktop.folder_dialog.directory().absolutePath()) == home
+
+
+# ------------------------------------------------------------------ 1: chat's model is a choice, never a surprise
+
+
+def _ask_page(desktop: Any) -> Any:
+    desktop.show_window()
+    desktop.window.show_page("ask")
+    return desktop.window.ask
+
+
+def test_chat_downloads_nothing_unasked_and_offers_a_model_with_its_size_or_search_instead(
+        make_desktop: Any, paths: Paths, qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("engram.core.models.files.total_memory_mb", lambda: 24 * 1024)
+    desktop = make_desktop()
+    page = _ask_page(desktop)
+    card = page.chat.model_card
+    assert page.mode.currentWidget() is page.recall_tab, "recall, which needs no model, comes first"
+    assert page.mode.tabText(page.mode.indexOf(page.chat)) == "&Chat (needs a model)"
+    page.mode.setCurrentWidget(page.chat)
+    assert card.isVisible() and not page.chat.question.isEnabled() and not page.chat.ask_button.isEnabled()
+    items = [card.choice.itemText(i) for i in range(card.choice.count())]
+    assert items[0] == "qwen3.5-4b — 2.7 GB, fits this computer"
+    large = card.choice.findData("qwen3.5-35b-a3b")
+    assert items[large] == "qwen3.5-35b-a3b — 22.0 GB, needs 32 GB of memory; this computer has 24 GB"
+    assert not card.choice.model().item(large).isEnabled()
+    assert card.get_button.text() == "Download 2.7 GB"
+    with pytest.raises(ModelError, match=r"qwen3.5-4b \(2.7 GB\) is not on this computer yet"):
+        desktop.engine.chat("When do we deploy?", download=False)  # what the window's chat runs
+    assert not list(paths.models_dir.rglob("*.part")) and not list(paths.models_dir.rglob("*.gguf"))
+    card.search_button.click()
+    assert desktop.window.tabs.currentWidget() is desktop.window.overview, "Home, where search needs no model"
+
+
+def test_offline_the_chat_models_download_says_so_on_the_card_and_the_tray_stays_calm(
+        make_desktop: Any, paths: Paths, environ: dict[str, str], qtbot: Any) -> None:
+    set_value(paths.settings_file, "model.hub_url", "http://127.0.0.1:9")  # nothing answers there: offline
+    desktop = make_desktop()
+    card = _ask_page(desktop).chat.model_card
+    with qtbot.waitSignal(desktop.models.done, timeout=30_000):
+        card.get_button.click()
+    assert not card.failure.isHidden()
+    assert card.failure.text().startswith("The download did not finish. Offline: Could not reach 127.0.0.1 to "
+                                          "download Qwen3.5 4B"), card.failure.text()
+    assert "this computer seems to be offline" in card.failure.text()
+    assert desktop.state != "error" and not card.isHidden() and card.get_button.isEnabled()
+
+
+def test_a_chosen_chat_model_downloads_on_the_card_and_then_chat_is_open(
+        make_desktop: Any, paths: Paths, environ: dict[str, str], qtbot: Any) -> None:
+    from .model_server import ModelServer
+
+    blob = b"GGUF" + os.urandom(2_000_000)
+    with ModelServer({"tiny-chat.gguf": blob}) as server:
+        set_value(paths.settings_file, "chat.local_model", f"{server.url}/files/tiny-chat.gguf")
+        desktop = make_desktop()
+        page = _ask_page(desktop)
+        card = page.chat.model_card
+        page.mode.setCurrentWidget(page.chat)
+        chosen = card.chosen()
+        assert chosen is not None and chosen.entry.custom and chosen.chosen and card.get_button.text() == "Download"
+        with qtbot.waitSignal(desktop.models.done, timeout=60_000) as done:
+            card.get_button.click()
+            assert not card.progress.isHidden() and "You can go on using Engram" in card.detail.text()
+    assert done.args[1], done.args
+    qtbot.waitUntil(card.isHidden, timeout=10_000)
+    assert page.chat.question.isEnabled() and page.chat.ask_button.isEnabled()
+    assert page.mode.tabText(page.mode.indexOf(page.chat)) == "&Chat"
+
+
+# ------------------------------------------------------------------ 2: from "local AI off" to an answer
+
+
+def test_recall_says_what_local_ai_would_give_and_turns_it_on_with_its_download(
+        make_desktop: Any, paths: Paths, environ: dict[str, str], qtbot: Any) -> None:
+    from .model_server import ModelServer
+
+    blob = b"GGUF" + os.urandom(2_000_000)
+    with ModelServer({"tiny-helper.gguf": blob}) as server:
+        desktop = make_desktop()
+        page = _ask_page(desktop)
+        card = page.local_ai
+        page.mode.setCurrentWidget(page.recall_tab)
+        assert card.isVisible() and card.heading.text() == "Local AI is off"
+        assert "(qwen3.5-4b, 2.7 GB) also plans extra lookups and writes a short answer" in card.text.text()
+        assert card.turn_on_button.text() == "Turn on and download 2.7 GB"
+        desktop.settings_control.save("helper.local.model", f"{server.url}/files/tiny-helper.gguf")
+        settle(desktop, qtbot)
+        assert card.turn_on_button.text() == "Turn on and download"
+        with qtbot.waitSignal(desktop.models.done, timeout=60_000) as done:
+            card.turn_on_button.click()
+    assert done.args[1], done.args
+    settle(desktop, qtbot)
+    qtbot.waitUntil(card.isHidden, timeout=10_000)
+    assert load_settings(paths.settings_file, environ).value("recall.llm") is True
+    assert desktop.engine.settings.recall.llm
+
+
+def test_with_the_helper_on_a_server_the_recall_card_says_why_local_ai_is_off_and_opens_settings(
+        make_desktop: Any, paths: Paths, qtbot: Any) -> None:
+    set_value(paths.settings_file, "helper.provider", "openai")
+    desktop = make_desktop()
+    card = _ask_page(desktop).local_ai
+    assert card.heading.text() == "Local AI is off: the helper model is set to run elsewhere"
+    assert "recall never sends your memory off this computer" in card.text.text()
+    assert card.turn_on_button.isHidden()
+    card.settings_button.click()
+    assert desktop.window.tabs.currentWidget() is desktop.window.settings

@@ -197,9 +197,15 @@ def test_a_wrong_file_is_deleted_not_kept(tmp_path: Path, server: ModelServer) -
     assert list(tmp_path.iterdir()) == []
 
 
-def test_unreachable_hosts_are_a_network_error(tmp_path: Path) -> None:
-    with pytest.raises(NetworkError, match="broke off"):
+def test_an_unreachable_host_says_the_computer_seems_offline_and_keeps_a_partial_file(tmp_path: Path) -> None:
+    part = tmp_path / "m.gguf.part"
+    part.write_bytes(b"x" * 1000)
+    with pytest.raises(NetworkError) as refused:
         download("http://127.0.0.1:9/m.gguf", tmp_path / "m.gguf", expected_sha256=None, timeout=2)
+    assert refused.value.title == "Offline"
+    assert refused.value.message.startswith("Could not reach 127.0.0.1 to download m.gguf: this computer seems to "
+                                            "be offline")
+    assert "The 1,000 bytes already downloaded are kept" in refused.value.message and part.stat().st_size == 1000
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux) to run out of space for real")

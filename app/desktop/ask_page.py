@@ -2,15 +2,17 @@
 can run).
 
 Chat researches with the read tools and answers citing what it read; its conversations are kept in the
-workspace and can be reopened, renamed and deleted. Recall splits a multi-part question, searches each
-part, and shows its plan (a line per step), the local model's answer when local AI is on, and then the
-evidence as cards.
+workspace and can be reopened, renamed and deleted. While its model cannot run here, a card above it offers one
+(with its size, and *Search instead*): chat never downloads a model unasked. Recall splits a multi-part
+question, searches each part, and shows its plan (a line per step), the local model's answer when local AI is
+on, and then the evidence as cards; while local AI is off, a card above it says what turning it on would give.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -33,6 +35,9 @@ from .chat_control import ChatController
 from .chat_view import ChatView
 from .editors import EditorsController
 from .jobs import Jobs
+from .model_offer import ChatModelCard, LocalAiCard
+from .models_control import ModelsController
+from .settings_control import SettingsController
 from .shell import Shell
 
 
@@ -43,16 +48,26 @@ def _button(text: str, name: str) -> QPushButton:
 
 
 class ChatPanel(QWidget):
-    """Conversations (choose, new, rename, delete), the conversation shown, and a question box with Stop."""
+    """Conversations (choose, new, rename, delete), the conversation shown, and a question box with Stop; the
+    no-model card above them while chat cannot run here."""
 
-    def __init__(self, jobs: Jobs, engine: Engine) -> None:
+    search_instead = Signal(str)  # the question typed (or the last one asked): search for it instead
+
+    def __init__(self, jobs: Jobs, engine: Engine, models: ModelsController,
+                 settings_control: SettingsController) -> None:
         super().__init__()
         self.controller = ChatController(jobs, engine, self)
+        self._last_question = ""
         self.conversation_id: str | None = None
         self.confirm: QMessageBox | None = None
         self.rename_dialog: QInputDialog | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        self.model_card = ChatModelCard(engine, models, settings_control)
+        self.model_card.changed.connect(self._update_buttons)
+        self.model_card.search_instead.connect(
+            lambda: self.search_instead.emit(self.question.text().strip() or self._last_question))
+        layout.addWidget(self.model_card)
         top = QHBoxLayout()
         self.conversations = QComboBox()
         self.conversations.setAccessibleName("Conversations")
@@ -108,6 +123,7 @@ class ChatPanel(QWidget):
         if not question or self.controller.busy:
             return
         self.question.clear()
+        self._last_question = question
         self.view.add_question(question)
         self.controller.ask(question, self.conversation_id)
         self._update_buttons()
@@ -115,6 +131,7 @@ class ChatPanel(QWidget):
     def _finished(self, outcome: Any) -> None:
         if isinstance(outcome, EngramError):
             self.view.add_note(f"{outcome.title}: {outcome.message}")
+            self.model_card.refresh()  # the model may have gone (removed, moved): the card offers one again
         else:
             self.conversation_id = outcome.conversation
             if outcome.ended == "stopped":
@@ -123,7 +140,11 @@ class ChatPanel(QWidget):
 
     def _update_buttons(self) -> None:
         busy = self.controller.busy
-        self.ask_button.setEnabled(not busy)
+        no_model = self.model_card.needed
+        self.question.setEnabled(not no_model)
+        self.question.setPlaceholderText("Choose a chat model above first; Search instead works without one."
+                                         if no_model else "e.g. when do we deploy, and who approves a rollback?")
+        self.ask_button.setEnabled(not busy and not no_model)
         self.stop_button.setEnabled(busy)
         for button in (self.new_button, self.rename_button, self.delete_button):
             button.setEnabled(not busy and (button is self.new_button or self.conversation_id is not None))
@@ -215,7 +236,11 @@ class ChatPanel(QWidget):
 class AskPage(QWidget):
     """Chat and recall, on two tabs."""
 
-    def __init__(self, jobs: Jobs, engine: Engine, editors: EditorsController, shell: Shell) -> None:
+    search_instead = Signal(str)  # chat has no model: search Home for this text instead
+    open_settings = Signal()  # the local AI card asked for the Settings page
+
+    def __init__(self, jobs: Jobs, engine: Engine, editors: EditorsController, shell: Shell,
+                 models: ModelsController, settings_control: SettingsController) -> None:
         super().__init__()
         layout = QVBoxLayout(self)
         intro = QLabel("Chat with the model on this computer about what Engram remembers: it looks things up, "
@@ -227,20 +252,35 @@ class AskPage(QWidget):
         self.mode = QTabWidget()
         self.mode.setAccessibleName("Chat or recall")
         self.mode.tabBar().setAccessibleName("Chat or recall")
-        self.chat = ChatPanel(jobs, engine)
+        self.chat = ChatPanel(jobs, engine, models, settings_control)
+        self.chat.search_instead.connect(self.search_instead)
         self.panel = QuestionPanel(
             jobs, engine, editors, shell, "recall", placeholder="e.g. how do we deploy, and how do we roll back?", button="Ask",
             box_name="Question", empty="The plan, the answer and the passages it rests on appear here as cards.")
+        self.local_ai = LocalAiCard(engine, models, settings_control)
+        self.local_ai.open_settings.connect(self.open_settings)
+        self.recall_tab = QWidget()
+        recall_layout = QVBoxLayout(self.recall_tab)
+        recall_layout.setContentsMargins(0, 0, 0, 0)
+        recall_layout.addWidget(self.local_ai)
+        recall_layout.addWidget(self.panel, 1)
         self.mode.addTab(self.chat, "&Chat")
-        self.mode.addTab(self.panel, "&Recall")
-        if engine.settings.chat.provider != "local":  # chat cannot run: recall comes first
-            self.mode.setCurrentWidget(self.panel)
+        self.mode.addTab(self.recall_tab, "&Recall")
+        if self.chat.model_card.needed:  # chat cannot run until a model is chosen: recall comes first
+            self.mode.setCurrentWidget(self.recall_tab)
+        self._title_chat()
+        self.chat.model_card.changed.connect(self._title_chat)
         layout.addWidget(self.mode, 1)
         self.question = self.panel.question
         self.ask_button = self.panel.ask_button
         self.results = self.panel.results
         self.recall_shown = self.panel.shown
         self.forgotten = self.panel.forgotten
+
+    def _title_chat(self) -> None:
+        """The chat tab says when it needs a model, so that recall coming first hides nothing."""
+        self.mode.setTabText(self.mode.indexOf(self.chat),
+                             "&Chat (needs a model)" if self.chat.model_card.needed else "&Chat")
 
     @property
     def confirm(self) -> QMessageBox | None:

@@ -54,9 +54,10 @@ class ChatController(QObject):
 
         def work(_report: Any) -> Any:
             return engine.chat(question, conversation=conversation_id, workspace=workspace,
-                               on_event=self.chat_event.emit, stop=stop.is_set)
+                               on_event=self.chat_event.emit, stop=stop.is_set, download=False)
 
-        self.jobs.submit("task", f"Chat: {question[:60]}", work, on_done=self._done)
+        # download=False: a missing model is offered on the page (its size, a choice), never fetched unasked
+        self.jobs.submit("chat", f"Chat: {question[:60]}", work, on_done=self._done)
 
     def _done(self, job: Job) -> None:
         self._busy = False

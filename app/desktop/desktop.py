@@ -348,10 +348,14 @@ class Desktop(QObject):
             # The editor that asked was told why; here it is news, not the app's own failure.
             self.notify("An editor's ingest stopped", f"{job.error.title}: {job.error.message}", warning=True,
                         page="memory")
+        elif job.error is not None and job.kind == "download":
+            # Said on the card or row that asked for it; a notification in case that page was left, no red tray:
+            # an offline computer is not a broken Engram.
+            self.notify("Download stopped", f"{job.error.title}: {job.error.message}", warning=True, page="settings")
         elif job.error is not None:
-            # A recall's error, and a refused note or deletion, are shown on the page that asked: the person is
-            # looking at it, and the tray need not turn red for what they typed.
-            if job.kind != "recall" and not (job.kind == "task" and isinstance(job.error, INPUT_ERRORS)):
+            # A recall's or a chat's error, and a refused note or deletion, are shown on the page that asked: the
+            # person is looking at it, and the tray need not turn red for what they typed.
+            if job.kind not in ("recall", "chat") and not (job.kind == "task" and isinstance(job.error, INPUT_ERRORS)):
                 self._fail(job.error)
         elif job.kind == "ingest" and job.result is not None:
             r = output_of(job.result, IngestResult).result

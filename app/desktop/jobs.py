@@ -37,7 +37,7 @@ from engram.core.events import (
 
 logger = logging.getLogger(__name__)
 
-JobKind = Literal["ingest", "download", "recall", "task"]
+JobKind = Literal["ingest", "download", "recall", "chat", "task"]
 Report = Callable[[int, int, str], None]
 
 

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from engram.core import Engine, EngramError
 from engram.core.tool_calls import output_of
-from engram.core.tools.results import Deleted, Stored
+from engram.core.tools.results import Deleted, Stored, WorkspaceStatus
 from engram.core.workspaces import WorkspacePlace
 
 from .cards import ForgetTarget, ask_to_forget
@@ -54,6 +54,12 @@ DEFAULT_PROJECT = "general"
 
 
 W = TypeVar("W", bound=QWidget)
+
+
+def _untouched(name: str, status: WorkspaceStatus | EngramError, default: str) -> bool:
+    """Whether ``name`` is the default workspace, made on first use and still holding nothing of the person's."""
+    return (name == default and isinstance(status, WorkspaceStatus) and not status.shared_at
+            and status.memories == 0 and status.sources == 0)
 
 
 def _named(widget: W, name: str) -> W:
@@ -170,7 +176,10 @@ class MemoryPage(QWidget):
             sync(root, [(f"{job.error.title}: {job.error.message}", Entry("empty"), "")])
             return
         rows: list[Row] = []
-        for name, status in job.result:
+        listed = list(job.result)
+        if len(listed) == 1 and _untouched(*listed[0], self.engine.settings.store.default_workspace):
+            listed = []  # the default workspace made on first use, still empty: nothing is stored yet
+        for name, status in listed:
             if isinstance(status, EngramError):
                 rows.append((f"{name} — could not be read: {status.message}", Entry("workspace", name), ""))
                 continue
@@ -181,7 +190,7 @@ class MemoryPage(QWidget):
             rows.append((text, Entry("workspace", name), where))
         if not rows:
             rows.append(("Nothing stored yet: add a note or ingest a folder.", Entry("empty"), ""))
-        for item, (name, status) in zip(sync(root, rows), job.result, strict=False):
+        for item, (name, status) in zip(sync(root, rows), listed, strict=False):
             if isinstance(status, EngramError):
                 continue
             projects = [(f"{p.project} — {count_of(p.memories, 'memory', 'memories')}, "

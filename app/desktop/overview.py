@@ -102,7 +102,7 @@ class OverviewPage(QWidget):
     # -------------------------------------------------------------------- jobs
 
     def show_job(self, job: Job) -> None:
-        if job.kind == "task":
+        if job.kind in ("task", "chat"):  # a chat turn shows on the Ask page
             return
         row = self._rows.get(job.id)
         if job.finished:

@@ -35,7 +35,9 @@ class MainWindow(QMainWindow):
         self.resize(900, 680)
         self.tabs = QTabWidget()
         self.overview = OverviewPage(jobs, engine, editors, shell)
-        self.ask = AskPage(jobs, engine, editors, shell)
+        self.ask = AskPage(jobs, engine, editors, shell, models, settings_control)
+        self.ask.search_instead.connect(self.search_for)
+        self.ask.open_settings.connect(lambda: self.show_page("settings"))
         self.memory = MemoryPage(jobs, engine, shell)
         self.settings = SettingsPage(engine, settings_control, keys, models, shell)
         self.editors = EditorsPage(editors)
@@ -66,6 +68,13 @@ class MainWindow(QMainWindow):
         self.show_page("home")
         self.overview.question.setFocus()
         self.overview.question.selectAll()
+
+    def search_for(self, text: str) -> None:
+        """Home, searching for ``text`` (just the search box, focused, when it is empty)."""
+        self.focus_question()
+        if text:
+            self.overview.question.setText(text)
+            self.overview.panel.ask()
 
     def show_service(self, text: str) -> None:
         self.service_label.setText(text)

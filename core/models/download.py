@@ -123,6 +123,12 @@ def download(url: str, target: Path, *, expected_sha256: str | None, require_sha
                 length = int(reply.headers.get("content-length", "0") or 0)
                 total = resumed + length if length else 0
                 _receive(reply, part, resumed, total, label, progress, sink)
+        except httpx2.ConnectError as exc:  # the host could not be reached at all (no name, no route, refused)
+            host = httpx2.URL(url).host
+            kept = f" The {start:,} bytes already downloaded are kept for the next try." if start else ""
+            raise NetworkError(f"Could not reach {host} to download {label}: this computer seems to be offline, or "
+                               f"{host} is blocked here ({exc}). Nothing else changed.{kept} Try again once "
+                               "connected.", title="Offline") from exc
         except httpx2.TransportError as exc:
             raise NetworkError(f"The download of {label} broke off ({exc.__class__.__name__}: {exc}). Run it again "
                                "to resume from where it stopped.") from exc
