@@ -140,7 +140,7 @@ class WatchSettings(_Group):
     about: ClassVar[str] = "Ingested folders kept current while Engram runs"
 
     enabled: bool = Field(True, description=(
-        "Watch every folder ingested into a local workspace; changed files are ingested again, deleted ones forgotten."))
+        "Keep every folder remembered in a local workspace current: changed files are read again, deleted ones forgotten."))
     quiet_sec: float = Field(2.0, ge=0.2, le=600, description=(
         "A folder's changes are taken together once it has been quiet this long."))
     skip_folders: list[str] = Field(default_factory=list, description=(

@@ -2,8 +2,10 @@
 
     python scripts/screenshots.py OUT_DIR
 
-Each page at 800×600 and 1200×800, in the light and the dark color scheme: ``<page>-<scheme>-<size>.png``.
-Also the tray menu (``tray-menu.png``) and the tray icon's four states on a light and a dark panel
+Each page at 800×600 and 1200×800, in the light and the dark color scheme: ``<page>-<scheme>-<size>.png``,
+with the opened advanced settings (``settings-advanced-…``) and the chat's card while its model is not here
+(``chat-no-model-…``). Also a note's detail on the Memory page (``memory-detail.png``), a setting search
+(``settings-find.png``), the Memory page's review and forget dialogs, the tray menu (``tray-menu.png``) and the tray icon's four states on a light and a dark panel
 (``tray-icons.png``).
 
 Uses a throwaway data folder holding this repository's docs/ and two notes, so the pages show real
@@ -96,11 +98,20 @@ async def pages(desktop: Any, out: Path, scheme: str) -> None:
                 scroll.setValue(0)
                 await settle()
             window.grab().save(str(out / f"{name}-{scheme}-{width}x{height}.png"))
-            if name == "settings":  # and the groups below the first screen: Search, Editors & service, Advanced
-                search = window.settings.groups["Search"]
-                scroll.setValue(search.mapTo(search.parentWidget(), search.rect().topLeft()).y())
+            if name == "settings":  # and the advanced settings, opened, from their first group
+                settings = window.settings
+                settings.show_advanced(True)
                 await settle()
-                window.grab().save(str(out / f"settings-more-{scheme}-{width}x{height}.png"))
+                toggle = settings.advanced_toggle
+                scroll.setValue(toggle.mapTo(toggle.parentWidget(), toggle.rect().topLeft()).y())
+                await settle()
+                window.grab().save(str(out / f"settings-advanced-{scheme}-{width}x{height}.png"))
+                settings.show_advanced(False)
+            if name == "ask":  # and the chat's card while its model is not on this computer
+                window.ask.mode.setCurrentWidget(window.ask.chat)
+                await settle()
+                window.grab().save(str(out / f"chat-no-model-{scheme}-{width}x{height}.png"))
+                window.ask.mode.setCurrentWidget(window.ask.recall_tab)
 
 
 async def open_memory(memory: Any) -> None:
@@ -124,6 +135,27 @@ async def open_memory(memory: Any) -> None:
     await settle()
     if files.childCount():
         tree.setCurrentItem(files.child(min(2, files.childCount() - 1)))
+    await settle()
+
+
+async def show_a_note(memory: Any) -> None:
+    """The Memory page with a note of the "engram" project selected: its detail shows beside the tree."""
+    tree = memory.tree
+    workspace = tree.topLevelItem(0)
+    project = next(workspace.child(i) for i in range(workspace.childCount())
+                   if workspace.child(i).text(0).startswith("engram "))
+    project.setExpanded(True)
+    for _ in range(300):
+        if project.childCount() > 1 and not project.child(0).text(0).startswith("Loading"):
+            break
+        await asyncio.sleep(0.1)
+    notes = project.child(project.childCount() - 1)
+    notes.setExpanded(True)
+    tree.setCurrentItem(notes.child(0))
+    for _ in range(300):  # the detail reads the note in the background
+        if memory.detail.memory is not None:
+            break
+        await asyncio.sleep(0.1)
     await settle()
 
 
@@ -173,6 +205,14 @@ async def shoot(out: Path) -> None:
         await pages(desktop, out, scheme)
 
     window.resize(*SIZES[-1])
+    window.tabs.setCurrentWidget(window.memory)
+    await show_a_note(window.memory)
+    window.grab().save(str(out / "memory-detail.png"))
+    window.settings.find.setText("port")
+    window.tabs.setCurrentWidget(window.settings)
+    await settle()
+    window.grab().save(str(out / "settings-find.png"))
+    window.settings.find.clear()
     window.tabs.setCurrentWidget(window.memory)
     tidy = window.memory.tidy
     tidy.review()  # the review of duplicates and history, beside the page

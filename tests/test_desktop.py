@@ -56,7 +56,7 @@ VALUES: dict[str, tuple[str, str | None]] = {
     "helper.base_url": ("http://127.0.0.1:11434", None),
     "helper.remote_model": ("qwen3:4b", None),
     "helper.local.model": ("qwen3.5-35b-a3b", None),
-    "helper.local.threads": ("2", "-1"),
+    "helper.local.threads": ("1", "-1"),
     "helper.local.batch": ("512", "8"),
     "model.gpu_device": ("cpu", None),
     "service.port": ("8765", "70000"),
@@ -317,7 +317,7 @@ def test_an_editors_ingest_cancelled_in_the_app_is_told_as_cancelled(make_deskto
     desktop.engine.resume_indexing()
     job = done.args[0]
     assert isinstance(job.error, IngestCancelled), "the typed event says cancelled, not a failure"
-    assert shown and shown[-1][0] == "Ingest cancelled"
+    assert shown and shown[-1][0] == "Stopped remembering a folder"
 
 
 def test_memories_an_editor_stores_are_counted_once_writes_go_quiet(make_desktop: Any, qtbot: Any) -> None:
@@ -349,7 +349,7 @@ def test_home_says_in_one_sentence_what_is_remembered_and_who_uses_it(make_deskt
         desktop.refresh()
     settle(desktop, qtbot)
     assert desktop.window.overview.state.text() == (
-        "Engram remembers 2 passages from 2 files and 1 note · 1 editor connected · local AI off")
+        "Engram remembers 2 passages from 2 files and 1 note · 1 AI tool connected · local AI off")
     desktop.engine.call("store", {"content": "A long note " + "about deploys and rollbacks " * 20})
     with qtbot.waitSignal(desktop.status_changed, timeout=30_000, check_params_cb=lambda t: "and 2 notes" in t):
         desktop.refresh()
@@ -441,7 +441,7 @@ def test_the_tray_menu_actions(make_desktop: Any, home: Path, tmp_path: Path, qt
     tray = desktop.tray
     assert tray is not None
     labels = [a.text() for a in tray.menu.actions() if a.text()]
-    assert labels[1:] == ["Open Engram", "Connect an editor", "Ingest a folder…", "Pause indexing",
+    assert labels[1:] == ["Open Engram", "Connect an AI tool", "Remember a folder…", "Pause indexing",
                           "Pause watching folders", "Quit Engram"]
 
     with qtbot.waitSignal(desktop.status_changed, timeout=30_000) as status:
@@ -812,7 +812,7 @@ def test_the_keyboard_reaches_every_page_and_a_notification_opens_its_page(make_
         qtbot.keyClick(window, getattr(Qt.Key, f"Key_{number}"), Qt.KeyboardModifier.ControlModifier)
         assert window.tabs.currentWidget() is page
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == [
-        "Home", "Ask", "Memory", "Editors", "Settings"]
+        "Home", "Ask", "Memory", "AI tools", "Settings"]
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentWidget() is window.overview and window.overview.question.hasFocus()
     # Ctrl let go: Qt keeps the last key event's modifiers as the application's, and a later test's tree

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QComboBox, QGroupBox
+from PySide6.QtWidgets import QComboBox, QGroupBox, QWidget
 
 from engram.app.desktop.memory_page import MemoryPage
 from engram.app.desktop.memory_tree import entry_of
@@ -115,8 +115,8 @@ def test_the_file_opener_setting_keeps_its_value_when_focus_leaves_it_and_its_gr
     settle(desktop, qtbot)
     assert not row.error.isVisible() and row.error.text() == ""
     assert desktop.engine.settings.desktop.open_with == "auto"
-    box = next(b for b in page.findChildren(QGroupBox) if "Editors" in b.title())
-    assert box.title() == "Editors && service", "an '&' is shown, not taken for a shortcut"
+    box = next(b for b in page.findChildren(QGroupBox) if "Sessions" in b.title())
+    assert box.title() == "Sessions, folders && service", "an '&' is shown, not taken for a shortcut"
 
 
 def test_a_launch_opens_the_window_and_a_start_at_login_stays_in_the_tray(make_desktop: Any, home: Path,
@@ -264,3 +264,56 @@ def test_with_the_helper_on_a_server_the_recall_card_says_why_local_ai_is_off_an
     assert card.turn_on_button.isHidden()
     card.settings_button.click()
     assert desktop.window.tabs.currentWidget() is desktop.window.settings
+
+
+# ------------------------------------------------------------------ 9: the person's words, not ours
+
+JARGON = ("chunk", "gguf", "q4_k", "ingest", "loopback", "127.0.0.1", "manifest", "n_batch", "rrf")
+
+
+def _visible_words(widget: Any) -> list[str]:
+    from PySide6.QtWidgets import QAbstractButton, QGroupBox, QLabel, QLineEdit
+
+    words = []
+    for child in [widget, *widget.findChildren(QWidget)]:
+        if not child.isVisibleTo(widget) and child is not widget:
+            continue
+        if isinstance(child, (QLabel, QAbstractButton)):
+            words.append(child.text())
+        elif isinstance(child, QGroupBox):
+            words.append(child.title())
+        elif isinstance(child, QLineEdit):
+            words.append(child.placeholderText())
+    return [w for w in words if w]
+
+
+def test_the_window_the_tray_and_the_welcome_speak_without_jargon(make_desktop: Any, home: Path, qtbot: Any) -> None:
+    desktop = make_desktop()
+    desktop.attach_tray()
+    folder = write_tree(home / "mine", {"plan.md": "# Plan\n\nWe ship on Fridays after the review."})
+    with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.kind == "ingest"):
+        desktop.ingest_folder(str(folder))
+    desktop.show_window()
+    window = desktop.window
+    window.show_service("Serving editors at http://127.0.0.1:8765/mcp")
+    assert window.service_label.text() == "Your AI tools can reach Engram"
+    assert "127.0.0.1:8765" in window.service_label.toolTip(), "the address stays at hand for the curious"
+    window.overview.question.setText("when do we ship")
+    with qtbot.waitSignal(window.overview.searched, timeout=30_000):
+        window.overview.ask_button.click()
+    desktop.show_welcome()
+    shown: dict[str, list[str]] = {}
+    for name, page in window.pages.items():
+        window.show_page(name)
+        shown[name] = _visible_words(page)
+    shown["status bar"] = _visible_words(window.statusBar())
+    assert desktop.tray is not None
+    shown["tray"] = [a.text() for a in desktop.tray.menu.actions()] + [a.toolTip() for a in desktop.tray.menu.actions()]
+    for step in range(3):
+        desktop.welcome.go(step)
+        shown[f"welcome {step + 1}"] = _visible_words(desktop.welcome)
+    desktop.welcome.reject()
+    found = {(where, word, text) for where, texts in shown.items() for text in texts for word in JARGON
+             if word in text.lower() and "/" not in text}  # a file's own path may hold any word
+    assert not found, sorted(found)
+    assert "Remember a folder…" in shown["tray"] and "Remember a folder…" in shown["memory"]

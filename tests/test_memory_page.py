@@ -228,7 +228,7 @@ def test_cancel_stops_an_ingest_and_keeps_the_files_it_finished(desktop: Desktop
     with qtbot.waitSignal(desktop.jobs.finished, timeout=60_000, check_params_cb=lambda j: j.id == job.id) as ended:
         cancel.click()
     assert isinstance(ended.args[0].error, IngestCancelled)
-    assert "Ingest cancelled" in desktop.window.statusBar().currentMessage()
+    assert "Stopped remembering a folder" in desktop.window.statusBar().currentMessage()
     assert desktop.state != "error"  # a cancel is what the person asked for, not a failure
     assert job.id not in page._cancels and page.no_jobs.isVisible()
     desktop.set_indexing_paused(False)

@@ -4,6 +4,8 @@ assistive technology, and a change made on the page is what ``engram config list
 
 from __future__ import annotations
 
+import os
+
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +79,8 @@ def test_the_page_never_scrolls_sideways_and_no_label_is_cut_off(make_desktop: A
                                                                  size: tuple[int, int]) -> None:
     desktop = make_desktop()
     page = shown_settings(desktop, qtbot, *size)
+    page.show_advanced(True)
+    qtbot.waitUntil(lambda: page.rows["service.port"].label.isVisible(), timeout=5_000)
     scroll = page.scroll_area
     assert not scroll.horizontalScrollBar().isVisible()
     assert scroll.widget().width() <= scroll.viewport().width(), "the body fits the visible width"
@@ -93,14 +97,14 @@ def test_the_page_never_scrolls_sideways_and_no_label_is_cut_off(make_desktop: A
 
 def test_rows_are_labelled_in_words_with_the_key_in_their_tooltips(make_desktop: Any) -> None:
     page = make_desktop().window.settings
-    assert [title for title, _ in SECTIONS] == ["General", "Local AI", "Search", "Editors & service", "Advanced"]
+    assert [title for title, _ in SECTIONS] == ["General", "Local AI", "Remembering", "Models on this computer",
+                                                "Search", "Sessions, folders & service", "Chat research",
+                                                "Models on a server"]
     assert page.rows["recall.llm"].label.text() == "Let local AI plan and answer recalls"
     assert page.rows["search.limit"].label.text() == "Results per search"
     assert page.rows["search.limit"].editor.suffix() == " results"
     keys = set(setting_keys())
     for title, box in page.groups.items():
-        if title == "Advanced":
-            continue
         texts = {w.text() for w in box.findChildren(QLabel)} | {w.text() for w in box.findChildren(QAbstractButton)}
         assert not texts & keys, f"{title}: a raw key shown as a label"
     for key, row in page.rows.items():
@@ -113,13 +117,41 @@ def test_advanced_lists_every_key_with_its_value(make_desktop: Any, qtbot: Any) 
     desktop = make_desktop()
     page = desktop.window.settings
     listed = page.every_setting
-    assert page.groups["Advanced"].isAncestorOf(listed)
+    assert page.advanced.isAncestorOf(listed)
     for key in setting_keys():
         assert f"<b>{key}</b> = " in listed.lines[key].text(), key
     assert "<b>search.limit</b> = 10<br>" in listed.lines["search.limit"].text()
     type_number(qtbot, page.rows["search.limit"].editor, "12")
     settle(desktop, qtbot)
     assert "<b>search.limit</b> = 12 (set)<br>" in listed.lines["search.limit"].text()
+
+
+def test_everyday_choices_come_first_and_a_search_finds_any_setting_opening_advanced(
+        make_desktop: Any, qtbot: Any) -> None:
+    desktop = make_desktop()
+    page = shown_settings(desktop, qtbot, 1000, 700)
+    assert page.advanced.isHidden() and page.advanced_toggle.isVisible(), "Advanced starts collapsed"
+    for title in ("General", "Local AI", "Remembering"):
+        assert page.groups[title].isVisible(), title
+    assert not page.rows["service.port"].isVisible() and not page.rows["helper.local.batch"].isVisible()
+    assert len([r for r in page.rows.values() if r.isVisible()]) <= 12, "a few everyday choices, not forty rows"
+    qtbot.keyClicks(page.find, "port")
+    assert not page.advanced.isHidden(), "a match under Advanced opens it"
+    assert page.rows["service.port"].isVisible() and not page.rows["search.limit"].isVisible()
+    assert not page.groups["General"].isVisible() and not page.groups["Search"].isVisible()
+    page.find.setText("notify")
+    assert page.rows["desktop.notifications"].isVisible() and not page.rows["service.port"].isVisible()
+    page.find.setText("xylophone")
+    assert page.no_match.isVisible() and page.no_match.text() == "No setting matches “xylophone”."
+    page.find.clear()
+    assert not page.no_match.isVisible() and page.groups["General"].isVisible()
+    page.show_advanced(True)
+    assert all(r.isVisible() for r in page.rows.values()), "an empty search shows every setting again"
+
+
+def test_cpu_threads_offer_no_more_than_this_computers_cores(make_desktop: Any) -> None:
+    editor = make_desktop().window.settings.rows["helper.local.threads"].editor
+    assert editor.maximum() == (os.cpu_count() or 1) and editor.minimum() == 0
 
 
 def test_every_control_has_an_accessible_name(make_desktop: Any) -> None:

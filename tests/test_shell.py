@@ -162,4 +162,4 @@ def test_the_capture_line_says_when_a_cap_was_reached_capture_is_off_or_the_watc
                                       "characters (at most 500 turns a session); 4 turns left out over a limit · 3 "
                                       "folders kept current")
     assert capture_sentence({**base, "editors": [], "watching": 1, "watch_paused": True}) == (
-        "Editor sessions are not remembered (Settings: Editors & service) · keeping folders current is paused")
+        "AI tool sessions are not remembered (Settings: Remembering) · keeping folders current is paused")

@@ -58,7 +58,7 @@ def capture_sentence(capture: dict[str, Any]) -> str:
         if capture["capped"]:
             text += f"; {count_of(capture['capped'], 'turn', 'turns')} left out over a limit"
     else:
-        text = "Editor sessions are not remembered (Settings: Editors & service)"
+        text = "AI tool sessions are not remembered (Settings: Remembering)"
     watching = capture["watching"]
     if watching is None:
         return text
@@ -87,5 +87,5 @@ def remembered(overview: dict[str, Any]) -> str:
 
 def state_sentence(overview: dict[str, Any], editors_connected: int, local_ai: bool) -> str:
     """The Home page's one sentence: what Engram remembers, how many editors use it, whether local AI is on."""
-    editors = count_of(editors_connected, "editor", "editors") + " connected"
+    editors = count_of(editors_connected, "AI tool", "AI tools") + " connected"
     return f"Engram remembers {remembered(overview)} · {editors} · local AI {'on' if local_ai else 'off'}"

@@ -227,7 +227,7 @@ class Desktop(QObject):
         except OSError:
             logger.warning("could not record that the window was closed once (%s)", marker)
         box = QMessageBox(QMessageBox.Icon.Information, "Engram keeps running",
-                          "Engram is still running in the background, so your editors can keep using your memory.")
+                          "Engram is still running in the background, so your AI tools can keep using your memory.")
         box.setInformativeText("Its icon is in the tray (the status area of your panel): click it to open this "
                                "window again. To stop Engram, choose Quit Engram in the icon's menu.")
         box.setAccessibleName("Engram keeps running")
@@ -253,7 +253,7 @@ class Desktop(QObject):
 
     def choose_folder_to_ingest(self) -> None:
         """Ask for a folder (a non-modal dialog: no nested event loop) and ingest it."""
-        dialog = QFileDialog(self.window, "Ingest a folder", str(self.places.home))
+        dialog = QFileDialog(self.window, "Remember a folder", str(self.places.home))
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
         dialog.fileSelected.connect(lambda path: self.ingest_folder(path) if path else None)
@@ -283,7 +283,7 @@ class Desktop(QObject):
         """Pause (or resume) keeping ingested folders current; without a running watch there is nothing to hold."""
         watch = self.engine.folder_watch
         if watch is None:
-            why = ("keeping folders current is turned off (Settings: Editors & service)" if not
+            why = ("keeping folders current is turned off (Settings: Remembering)" if not
                    self.engine.settings.watch.enabled else "the Engram service that was already running keeps them "
                    "current, not this app; quit that service and start Engram again to pause it here")
             self.shell.show_message(f"Nothing to pause: {why}.", 8000)
@@ -343,10 +343,10 @@ class Desktop(QObject):
 
     def _job_finished(self, job: Job) -> None:
         if isinstance(job.error, IngestCancelled):
-            self.notify("Ingest cancelled", job.error.message, page="memory")
+            self.notify("Stopped remembering a folder", job.error.message, page="memory")
         elif job.error is not None and job.external:
             # The editor that asked was told why; here it is news, not the app's own failure.
-            self.notify("An editor's ingest stopped", f"{job.error.title}: {job.error.message}", warning=True,
+            self.notify("A folder an AI tool asked for stopped", f"{job.error.title}: {job.error.message}", warning=True,
                         page="memory")
         elif job.error is not None and job.kind == "download":
             # Said on the card or row that asked for it; a notification in case that page was left, no red tray:
@@ -359,8 +359,8 @@ class Desktop(QObject):
                 self._fail(job.error)
         elif job.kind == "ingest" and job.result is not None:
             r = output_of(job.result, IngestResult).result
-            self.notify("Ingest finished", f"{r.project}: {r.files_indexed:,} files indexed, {r.files_unchanged:,} "
-                        f"unchanged, {r.chunks_written:,} chunks in {r.seconds:.1f} s.", page="memory")
+            self.notify("Folder remembered", f"{r.project}: {r.files_indexed:,} files read, {r.files_unchanged:,} "
+                        f"unchanged, {r.chunks_written:,} passages in {r.seconds:.1f} s.", page="memory")
         elif job.kind == "download":
             self.notify("Download finished", str(job.result), page="settings")
         if job.kind == "ingest":

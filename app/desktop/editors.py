@@ -56,7 +56,7 @@ def connect_editor(client: Client, places: Places, *, remove: bool = False) -> s
     """
     if not remove and client_state(client, places) == "not found":
         raise SetupError(f"{client.label} is not installed on this computer, so Engram did not connect it and "
-                         "changed nothing. Install it first; its card on the Editors page then offers Connect.",
+                         "changed nothing. Install it first; its card on the AI tools page then offers Connect.",
                          title=f"{client.label} not found")
     result = configure(client, places, command=launcher_command(), env=launcher_env(), remove=remove)
     if not result.changed:

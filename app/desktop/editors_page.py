@@ -39,9 +39,9 @@ _Icon = QStyle.StandardPixmap
 ICONS = {"configured": _Icon.SP_DialogApplyButton, "exists": _Icon.SP_MessageBoxInformation,
          "installed": _Icon.SP_MessageBoxInformation, "not found": _Icon.SP_ComputerIcon}
 
-INTRO = ("Connect an editor to let its AI assistant search your Engram memory and add to it, all on this computer. "
-         "Connecting adds Engram to the editor's settings file (the old file is kept as a copy). Then restart the "
-         "editor: it reads its settings only when it starts.")
+INTRO = ("Connect an AI tool (an editor's assistant, a coding agent, a chat app) to let it search your Engram memory "
+         "and add to it, all on this computer. Connecting adds Engram to the tool's settings file (the old file is "
+         "kept as a copy). Then restart the tool: it reads its settings only when it starts.")
 
 
 def state_words(state: EditorState | None, *, restart: bool = False) -> str:

@@ -32,6 +32,18 @@ class EverySetting(QGroupBox):
             line.setToolTip(key)
             layout.addWidget(line)
 
+    def filter(self, words: list[str]) -> int:
+        """Show only the keys whose name or description hold every one of ``words`` (all, for none); the list
+        hides itself when none does. Returns how many are shown."""
+        shown = 0
+        for key, line in self.lines.items():
+            haystack = f"{key} {describe_key(key)['description']}".lower()
+            match = all(w in haystack for w in words)
+            line.setVisible(match)
+            shown += match
+        self.setVisible(shown > 0)
+        return shown
+
     def show_values(self, loaded: LoadedSettings) -> None:
         for key in self.lines:
             self.show_value(key, loaded.value(key), loaded.origins.get(key, "default"))

@@ -148,7 +148,7 @@ class Jobs(QObject):
             with self._lock:
                 job_id = self._by_thread.get(threading.get_ident())
                 if job_id is None:  # an ingest that an editor started through the service
-                    job = Job(next(self._ids), "ingest", "Indexing (requested by an editor)", external=True)
+                    job = Job(next(self._ids), "ingest", "Remembering a folder (asked for by an AI tool)", external=True)
                     self._jobs[job.id] = job
                     job_id = job.id
                 self._by_ingest[event.ingest] = job_id
@@ -158,7 +158,7 @@ class Jobs(QObject):
                 job_id = self._by_ingest.get(event.ingest)
             if job_id is not None:
                 p = event.progress
-                detail = f"{p.files_done:,} of {p.files_total:,} files, {p.chunks:,} chunks"
+                detail = f"{p.files_done:,} of {p.files_total:,} files, {p.chunks:,} passages"
                 self._update(job_id, done=p.files_done, total=p.files_total, detail=detail)
         elif isinstance(event, (IngestFinished, IngestFailed)):
             # What an ingest wrote (all of it, or its batches before it failed or was cancelled) is there to show.

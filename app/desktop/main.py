@@ -46,18 +46,25 @@ def run_tray(paths: Paths, environ: Mapping[str, str], *, verbose: bool = False,
     """Run the tray app until Quit (or SIGINT/SIGTERM); returns the exit status. It opens its window, unless
     ``background`` (a start at login: the tray icon alone).
 
-    A second start for the same data folder asks the first one to show its window and returns 0.
+    A second start for the same data folder asks the first one to show its window and returns 0. Without the
+    system libraries Qt needs (Linux), it says which and how to install them, on the desktop too, and returns 1.
     """
+    from ..logs import configure_logging
+    from .qt_libraries import explain, missing_libraries, tell
+
+    configure_logging(paths, "tray", verbose=verbose)
+    missing = missing_libraries(environ)
+    if missing:
+        tell(explain(missing), environ)
+        return 1
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from ..logs import configure_logging
     from .appearance import follow_color_scheme
     from .desktop import Desktop
     from .instance import InstanceServer, ask_running_instance
     from .resources import app_icon
 
-    configure_logging(paths, "tray", verbose=verbose)
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "engram"])
     assert isinstance(app, QApplication)
     app.setApplicationName("Engram")

@@ -83,7 +83,7 @@ def note_html(memory: Memory, chain: list[Memory]) -> str:
 def file_html(info: SourceInfo) -> str:
     """The pane's page for an ingested file."""
     rows = [("Project", info.project), ("Passages", f"{info.chunk_count:,}"),
-            ("Ingested", _when(info.ingested_at)), ("Folder", info.root or "—")]
+            ("Last read", _when(info.ingested_at)), ("Folder", info.root or "—")]
     summary = f"<p style='white-space: pre-wrap'>{html.escape(info.summary)}</p>" if info.summary else ""
     outline = "".join(f"<li>{html.escape(h)}</li>" for h in info.outline[:20])
     return (f"<h3>{html.escape(info.path or info.source)}</h3>{summary}{_table(rows)}"

@@ -124,7 +124,7 @@ class MemoryPage(QWidget):
         add_layout.addWidget(self.note)
         add_layout.addLayout(_row(QLabel("Project:"), self.project, self.add_button, stretching=1))
 
-        self.ingest_button = _named(QPushButton("Ingest a folder…"), "Ingest a folder")
+        self.ingest_button = _named(QPushButton("Remember a folder…"), "Remember a folder")
         self.ingest_button.clicked.connect(shell.choose_folder_to_ingest)
         self.pause = _named(QCheckBox("Pause indexing"), "Pause indexing")
         self.pause.setChecked(engine.indexing_paused)
@@ -189,7 +189,7 @@ class MemoryPage(QWidget):
             where = f"Shared: {status.shared_at}" if status.shared_at else f"On this computer: {status.folder}"
             rows.append((text, Entry("workspace", name), where))
         if not rows:
-            rows.append(("Nothing stored yet: add a note or ingest a folder.", Entry("empty"), ""))
+            rows.append(("Nothing stored yet: add a note or remember a folder.", Entry("empty"), ""))
         for item, (name, status) in zip(sync(root, rows), listed, strict=False):
             if isinstance(status, EngramError):
                 continue
@@ -252,7 +252,7 @@ class MemoryPage(QWidget):
         files, notes = job.result
         rows: list[Row] = [(f"{s.path} ({count_of(s.chunk_count, 'passage', 'passages')})",
                             Entry("file", workspace, project, s.source, s.path),
-                            f"{s.path}\n{count_of(s.chunk_count, 'passage', 'passages')}, ingested "
+                            f"{s.path}\n{count_of(s.chunk_count, 'passage', 'passages')}, read "
                             f"{s.ingested_at:%Y-%m-%d %H:%M}") for s in files.items]
         end = offset + len(files.items)
         if files.total > end:
@@ -426,7 +426,7 @@ class MemoryPage(QWidget):
     def cancel_ingest(self, job_id: int) -> None:
         """Stop that ingest after its current batch; what it finished stays (a notice says so when it ends)."""
         if not self.shell.cancel_ingest(job_id):
-            self.message.setText("That ingest has already ended.")
+            self.message.setText("Remembering that folder has already ended.")
 
     def showEvent(self, event: QShowEvent) -> None:
         """The tray can pause indexing too: show the engine's state when the page appears."""

@@ -84,7 +84,7 @@ class ModelsController(QObject):
         where = f"downloaded at {st.path}" if st.present else "not downloaded"
         extra = f" {st.note}" if st.note else ""
         idle = not self.busy
-        return ModelState(f"{st.name}, {size}: {where}. {PINNING_SENTENCES[entry.pinning]}{extra}",
+        return ModelState(f"{entry.id}, {size}: {where}. {PINNING_SENTENCES[entry.pinning]}{extra}",
                           present=st.present, can_download=idle and not st.present and st.available,
                           can_verify=idle and st.present, can_remove=idle and st.present)
 

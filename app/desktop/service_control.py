@@ -48,7 +48,7 @@ class ServiceController(QObject):
         try:
             info = await asyncio.to_thread(service.open)
         except ServiceRunning as exc:
-            self.note = f"{exc.message} Editors are served by it; this window works on the same data."
+            self.note = f"{exc.message} Your AI tools are served by it; this window works on the same data."
             logger.info(self.note)
         except ServiceUnavailable as exc:
             self.note = f"{exc.title}: {exc.message}"

@@ -6,22 +6,29 @@ the label is what a person reads. ``UNITS`` is the unit a number's spin box show
 
 from __future__ import annotations
 
-#: The page's groups in order, each with the keys it edits in order.
-PAGE_GROUPS: list[tuple[str, list[str]]] = [
+#: The everyday choices, shown first, in outcome words.
+EVERYDAY_GROUPS: list[tuple[str, list[str]]] = [
     ("General", ["desktop.start_at_login", "desktop.notifications", "desktop.open_with"]),
-    ("Local AI", ["recall.llm", "recall.llm_timeout_sec", "tagger.llm", "summarizer.enabled", "helper.local.model",
-                  "helper.local.threads", "helper.local.batch", "model.gpu_device", "chat.local_model",
-                  "chat.tool_format"]),
+    ("Local AI", ["recall.llm", "tagger.llm", "summarizer.enabled", "helper.local.model", "chat.local_model"]),
+    ("Remembering", ["capture.claude_code", "capture.codex", "watch.enabled"]),
+]
+#: The rest, under the collapsed Advanced (a search box finds any of them).
+ADVANCED_GROUPS: list[tuple[str, list[str]]] = [
+    ("Models on this computer", ["recall.llm_timeout_sec", "helper.local.threads", "helper.local.batch",
+                                 "model.gpu_device", "chat.tool_format", "chat.n_ctx", "chat.max_tokens"]),
     ("Search", ["search.limit", "search.weight_semantic", "search.weight_lexical", "search.weight_graph",
                 "search.max_chars", "recall.max_chars", "recall.run_budget.enabled", "recall.run_budget.max_queries",
-                "recall.run_budget.max_rounds", "recall.run_budget.deadline_sec"]),
-    ("Editors & service", ["service.port", "capture.claude_code", "capture.codex", "capture.brief_chars",
-                           "capture.turns_per_day", "capture.turns_per_session", "watch.enabled", "watch.quiet_sec"]),
-    ("Advanced", ["helper.provider", "helper.base_url", "helper.remote_model",
-                  "recall.run_budget.max_tokens_per_query", "chat.provider", "chat.base_url", "chat.remote_model",
-                  "chat.n_ctx", "chat.max_tokens", "chat.research_timeout_sec", "chat.research_token_budget",
-                  "chat.research_no_progress_rounds", "chat.answer_timeout_sec"]),
+                "recall.run_budget.max_rounds", "recall.run_budget.deadline_sec",
+                "recall.run_budget.max_tokens_per_query"]),
+    ("Sessions, folders & service", ["capture.brief_chars", "capture.turns_per_day", "capture.turns_per_session",
+                                     "watch.quiet_sec", "service.port"]),
+    ("Chat research", ["chat.research_timeout_sec", "chat.research_token_budget", "chat.research_no_progress_rounds",
+                       "chat.answer_timeout_sec"]),
+    ("Models on a server", ["helper.provider", "helper.base_url", "helper.remote_model", "chat.provider",
+                            "chat.base_url", "chat.remote_model"]),
 ]
+#: The page's groups in order, each with the keys it edits in order.
+PAGE_GROUPS: list[tuple[str, list[str]]] = EVERYDAY_GROUPS + ADVANCED_GROUPS
 
 #: Key → the row's label.
 LABELS: dict[str, str] = {
@@ -33,13 +40,13 @@ LABELS: dict[str, str] = {
     "capture.brief_chars": "Brief at the start of a session (characters)",
     "capture.turns_per_day": "Turns remembered per day, at most",
     "capture.turns_per_session": "Turns remembered per session, at most",
-    "watch.enabled": "Keep ingested folders current while Engram runs",
-    "watch.quiet_sec": "Re-ingest a folder's changes after it is quiet for",
+    "watch.enabled": "Keep remembered folders current while Engram runs",
+    "watch.quiet_sec": "Read a folder's changes again after it is quiet for",
     "recall.llm": "Let local AI plan and answer recalls",
     "recall.llm_timeout_sec": "Time a recall may take",
     "tagger.llm": "Let local AI tag new memories (type, domain, topics)",
     "summarizer.enabled": "Let local AI summarise sources for digests",
-    "helper.local.model": "Helper model",
+    "helper.local.model": "Model for recall answers, tags and summaries",
     "helper.local.threads": "CPU threads for the helper model (0: all)",
     "helper.local.batch": "Prompt tokens read in one step",
     "model.gpu_device": "GPU the local models run on",
@@ -49,7 +56,7 @@ LABELS: dict[str, str] = {
     "search.weight_graph": "Weight of links between memories (graph)",
     "search.max_chars": "Longest search answer",
     "recall.max_chars": "Longest recall answer",
-    "service.port": "Port the service listens on (0: any free one)",
+    "service.port": "Port your editors reach Engram on (0: any free one)",
     "helper.provider": "Where the helper model runs",
     "helper.base_url": "Address of the model server",
     "helper.remote_model": "Model name at that server",
@@ -58,7 +65,7 @@ LABELS: dict[str, str] = {
     "recall.run_budget.max_rounds": "Preparation rounds a run may use",
     "recall.run_budget.deadline_sec": "Time a run may prepare for",
     "recall.run_budget.max_tokens_per_query": "Tokens read from each query",
-    "chat.local_model": "Chat model (Ask page, engram chat)",
+    "chat.local_model": "Model for chat (Ask page, engram chat)",
     "chat.tool_format": "How the chat model writes tool calls",
     "chat.provider": "Where the chat model runs",
     "chat.base_url": "Address of the chat model's server",

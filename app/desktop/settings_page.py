@@ -1,7 +1,9 @@
 """The Settings page: the same typed settings as ``engram config``, validated by the same models.
 
-Rows are labelled in the user's words (``setting_labels``) and grouped: General, Local AI, Search,
-Editors & service, Advanced; Advanced ends with every key, read-only, so nothing is hidden. A value is
+Rows are labelled in the user's words (``setting_labels``). The everyday choices come first (General, Local AI,
+Remembering); the rest sit under a collapsed *Advanced settings*, which ends with every key, read-only, so
+nothing is hidden. A search box at the top finds any setting by its words, its key or its description, opening
+Advanced when the match is there (as Obsidian's settings do). A value is
 written by the settings controller off the Qt thread with ``settings_file.set_value`` (validate first,
 then an atomic replace), so a refused value shows the model's message under the row and the file stays
 as it was. A key set in the environment is shown but not editable (the environment wins). Saved values
@@ -12,6 +14,7 @@ keyring through the keys controller: the page only shows widgets. It never scrol
 
 from __future__ import annotations
 
+import os
 from typing import Any, cast
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -26,6 +29,8 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -33,12 +38,13 @@ from PySide6.QtWidgets import (
 from engram.core import Engine
 from engram.core.manifest import ModelEntry, load_manifest
 from engram.core.models.readiness import readiness
+from engram.core.settings import describe_key
 
 from .. import keys
 from .every_setting import EverySetting
 from .jobs import Job
 from .models_control import ModelsController
-from .setting_labels import PAGE_GROUPS
+from .setting_labels import ADVANCED_GROUPS, EVERYDAY_GROUPS, PAGE_GROUPS
 from .setting_rows import GPU_WORDS, SettingRow, error_colour, palette_changed, wrapped
 from .settings_control import KeysController, Refused, Saved, SettingsController
 from .shell import Shell
@@ -70,6 +76,14 @@ class SettingsPage(QWidget):
         self.rows: dict[str, SettingRow] = {}
         self.groups: dict[str, QGroupBox] = {}
         outer = QVBoxLayout(self)
+        self.find = QLineEdit()
+        self.find.setPlaceholderText("Find a setting (e.g. port, threads, timeout, model)")
+        self.find.setAccessibleName("Find a setting")
+        self.find.setClearButtonEnabled(True)
+        for clear in self.find.findChildren(QToolButton):
+            clear.setAccessibleName("Clear the setting search")
+        self.find.textChanged.connect(self.find_setting)
+        outer.addWidget(self.find)
         self.scroll_area = scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -78,41 +92,35 @@ class SettingsPage(QWidget):
         scroll.setWidget(body)
         layout = QVBoxLayout(body)
         self._key_error = False
-        manifest = load_manifest().values()
-        helper_ids = [e.id for e in manifest if "helper" in e.roles]
-        for title, section_keys in SECTIONS:
-            box = self.groups[title] = QGroupBox(title.replace("&", "&&"))  # "&" would mark a shortcut key
-            form = _form(box)
-            if title == "Local AI":
-                self.llm_state = wrapped()
-                form.addRow(wrapped("Local inference"), self.llm_state)
-            for key in section_keys:
-                if key == "helper.local.model":  # a custom model can be typed in
-                    row = SettingRow(self.save, key, [(i, i) for i in helper_ids], editable=True)
-                elif key == "chat.local_model":  # the chat models, those this computer cannot hold disabled
-                    row = self._chat_model_row(key, [e for e in manifest if {"helper", "chat-large"} & set(e.roles)])
-                elif key == "desktop.open_with":  # in words; a command of one's own can be typed in
-                    row = SettingRow(self.save, key, [("An editor that goes to the line (automatic)", "auto"),
-                                                      ("The app my computer uses for the file", "system")], editable=True)
-                elif key == "model.gpu_device":  # in words; the GPUs found are added by show_gpus
-                    row = SettingRow(self.save, key, [(words, raw) for raw, words in GPU_WORDS.items()])
-                else:
-                    row = SettingRow(self.save, key)
-                self.rows[key] = row
-                if row.label is row.editor:  # a checkbox carries its own label
-                    form.addRow(row)
-                else:
-                    form.addRow(row.label, row)
-                if key == "helper.local.model":
-                    form.addRow(wrapped("Model file"), self._model_box())
-                if key == "model.gpu_device":
-                    self.gpu_label = wrapped("Looking for GPUs…")
-                    form.addRow(wrapped("GPUs found"), self.gpu_label)
-            if title == "Advanced":
-                form.addRow(self._keys_box())
-                self.every_setting = EverySetting()
-                form.addRow(self.every_setting)
-            layout.addWidget(box)
+        #: What each group's form shows beside its rows (an explanation, the model file, the GPUs), by the key
+        #: whose row it belongs with: a search shows it with that row.
+        self._extras: dict[str, list[QWidget]] = {}
+        self._forms: dict[str, QFormLayout] = {}
+        self.no_match = wrapped()
+        self.no_match.setAccessibleName("No setting matches")
+        self.no_match.setVisible(False)
+        layout.addWidget(self.no_match)
+        for title, section_keys in EVERYDAY_GROUPS:
+            layout.addWidget(self._group(title, section_keys))
+        self.advanced_toggle = QToolButton()
+        self.advanced_toggle.setText("Advanced settings")
+        self.advanced_toggle.setAccessibleName("Show the advanced settings")
+        self.advanced_toggle.setCheckable(True)
+        self.advanced_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.advanced_toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.advanced_toggle.toggled.connect(self.show_advanced)
+        layout.addWidget(self.advanced_toggle)
+        self.advanced = QWidget()
+        advanced = QVBoxLayout(self.advanced)
+        advanced.setContentsMargins(0, 0, 0, 0)
+        for title, section_keys in ADVANCED_GROUPS:
+            advanced.addWidget(self._group(title, section_keys))
+        self.keys_box = self._keys_box()
+        advanced.addWidget(self.keys_box)
+        self.every_setting = EverySetting()
+        advanced.addWidget(self.every_setting)
+        self.advanced.setVisible(False)
+        layout.addWidget(self.advanced)
         layout.addStretch(1)
         settings_control.saved.connect(self._saved)
         settings_control.refused.connect(self._refused)
@@ -124,6 +132,82 @@ class SettingsPage(QWidget):
         self.load()
 
     # ------------------------------------------------------------ the rows
+
+    def _group(self, title: str, section_keys: list[str]) -> QGroupBox:
+        box = self.groups[title] = QGroupBox(title.replace("&", "&&"))  # "&" would mark a shortcut key
+        form = self._forms[title] = _form(box)
+        manifest = load_manifest().values()
+        for key in section_keys:
+            if key == "recall.llm":
+                self.llm_state = wrapped()
+                self._extra(form, key, wrapped("What local AI does"), self.llm_state)
+            if key == "helper.local.model":  # a custom model can be typed in
+                row = SettingRow(self.save, key, [(e.id, e.id) for e in manifest if "helper" in e.roles],
+                                 editable=True)
+            elif key == "chat.local_model":  # the chat models, those this computer cannot hold disabled
+                row = self._chat_model_row(key, [e for e in manifest if {"helper", "chat-large"} & set(e.roles)])
+            elif key == "desktop.open_with":  # in words; a command of one's own can be typed in
+                row = SettingRow(self.save, key, [("An editor that goes to the line (automatic)", "auto"),
+                                                  ("The app my computer uses for the file", "system")], editable=True)
+            elif key == "model.gpu_device":  # in words; the GPUs found are added by show_gpus
+                row = SettingRow(self.save, key, [(words, raw) for raw, words in GPU_WORDS.items()])
+            else:
+                row = SettingRow(self.save, key)
+            if key == "helper.local.threads" and isinstance(row.editor, QSpinBox):
+                row.editor.setMaximum(max(1, os.cpu_count() or 1))  # more threads than cores only slow it
+            self.rows[key] = row
+            if row.label is row.editor:  # a checkbox carries its own label
+                form.addRow(row)
+            else:
+                form.addRow(row.label, row)
+            if key == "helper.local.model":
+                self._extra(form, key, wrapped("Model file"), self._model_box())
+            if key == "model.gpu_device":
+                self.gpu_label = wrapped("Looking for GPUs…")
+                self._extra(form, key, wrapped("GPUs found"), self.gpu_label)
+        return box
+
+    def _extra(self, form: QFormLayout, key: str, label: QWidget, field: QWidget) -> None:
+        form.addRow(label, field)
+        self._extras.setdefault(key, []).append(field)
+
+    def show_advanced(self, shown: bool) -> None:
+        """Open (or close) the advanced settings."""
+        self.advanced.setVisible(shown)
+        self.advanced_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        if self.advanced_toggle.isChecked() != shown:
+            self.advanced_toggle.setChecked(shown)
+
+    def find_setting(self, text: str) -> list[str]:
+        """Show only the settings whose words, key or description hold every word of ``text`` (every setting
+        when it is empty), opening Advanced when one is there; returns the keys shown."""
+        words = text.lower().split()
+        shown: list[str] = []
+        for title, section_keys in PAGE_GROUPS:
+            form = self._forms[title]
+            visible = 0
+            for key in section_keys:
+                row = self.rows[key]
+                haystack = f"{row.label.text()} {key} {describe_key(key)['description']}".lower()
+                match = all(w in haystack for w in words)
+                form.setRowVisible(row, match)
+                for extra in self._extras.get(key, []):
+                    form.setRowVisible(extra, match)
+                if match:
+                    shown.append(key)
+                    visible += 1
+            self.groups[title].setVisible(visible > 0)
+        listed = self.every_setting.filter(words)
+        keys_box = not words or all(w in "api keys of remote providers keyring openai anthropic" for w in words)
+        self.keys_box.setVisible(keys_box)
+        if words:
+            advanced = {k for _, ks in ADVANCED_GROUPS for k in ks}
+            self.show_advanced(bool(advanced & set(shown)) or listed > 0 or keys_box)
+        self.advanced_toggle.setVisible(not words)
+        self.no_match.setText(f"No setting matches “{text.strip()}”." if words and not shown and not listed
+                              and not keys_box else "")
+        self.no_match.setVisible(bool(self.no_match.text()))
+        return shown
 
     def load(self) -> None:
         loaded = self.settings_control.loaded()

@@ -93,7 +93,7 @@ class Welcome(QDialog):
         (self.connect_button if last else self.next_button).setDefault(True)
 
     def _editors_step(self) -> QWidget:
-        page, layout = _page("<b>1. Connect your editors</b> — the ones found on this computer. Each one reads "
+        page, layout = _page("<b>1. Connect your AI tools</b> — the ones found on this computer. Each one reads "
                              "its settings when it starts: restart it afterwards.")
         self.checks: dict[str, QCheckBox] = {}
         states = self.editors.states
@@ -105,7 +105,7 @@ class Welcome(QDialog):
             elif editor.connected:
                 layout.addWidget(QLabel(f"✓ {editor.label} is already connected."))
         if not self.checks and not any(editor.connected for editor in states.values()):
-            layout.addWidget(QLabel("No editor found yet; connect one later from the Editors page."))
+            layout.addWidget(QLabel("No AI tool found yet; connect one later from the AI tools page."))
         layout.addStretch(1)
         return page
 
@@ -115,7 +115,7 @@ class Welcome(QDialog):
         self.folder_button = QPushButton("Choose a folder to remember…")
         self.folder_button.clicked.connect(self.shell.choose_folder_to_ingest)
         layout.addWidget(self.folder_button)
-        layout.addWidget(QLabel("You can add more at any time with Ingest a folder… in the tray menu."))
+        layout.addWidget(QLabel("You can add more at any time with Remember a folder… in the tray menu."))
         layout.addStretch(1)
         return page
 
@@ -125,7 +125,7 @@ class Welcome(QDialog):
             entry = resolve_model(settings.helper.local.model)
             size = f"{entry.size / 1e9:.1f} GB" if entry.size else "a few GB"
             memory = f"about {entry.size * 1.3 / 1e9:.1f} GB of memory" if entry.size else "a few GB of memory"
-            name = entry.name
+            name = entry.id  # its manifest name says the file format (Q4_K_M GGUF): jargon to a newcomer
         except EngramError:
             name, size, memory = settings.helper.local.model, "a few GB", "a few GB of memory"
         page, layout = _page(

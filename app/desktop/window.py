@@ -23,6 +23,10 @@ from .settings_page import SettingsPage
 from .shell import Shell
 
 
+#: A page's tab title where it is not its name capitalised.
+TAB_TITLES = {"editors": "AI tools"}
+
+
 class MainWindow(QMainWindow):
     """The pages on tabs; the status bar says the shell's messages and the service's address."""
 
@@ -44,7 +48,7 @@ class MainWindow(QMainWindow):
         self.pages: dict[str, QWidget] = {"home": self.overview, "ask": self.ask, "memory": self.memory, "editors": self.editors,
                                           "settings": self.settings}
         for name, page in self.pages.items():
-            self.tabs.addTab(page, name.capitalize())
+            self.tabs.addTab(page, TAB_TITLES.get(name, name.capitalize()))
         self.tabs.setAccessibleName("Pages")
         search = QShortcut(QKeySequence.StandardKey.Find, self)
         search.activated.connect(self.focus_question)
@@ -77,7 +81,10 @@ class MainWindow(QMainWindow):
             self.overview.panel.ask()
 
     def show_service(self, text: str) -> None:
-        self.service_label.setText(text)
+        """The service's state in the status bar, in words; its address (for the curious) in the tooltip."""
+        serving = text.startswith("Serving editors at ")
+        self.service_label.setText("Your AI tools can reach Engram" if serving else text)
+        self.service_label.setToolTip(text)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.shell.has_tray:
