@@ -317,3 +317,25 @@ def test_the_window_the_tray_and_the_welcome_speak_without_jargon(make_desktop: 
              if word in text.lower() and "/" not in text}  # a file's own path may hold any word
     assert not found, sorted(found)
     assert "Remember a folder…" in shown["tray"] and "Remember a folder…" in shown["memory"]
+
+
+# ------------------------------------------------------------------ 8: search says when nothing is close
+
+
+def test_a_search_for_what_is_not_remembered_says_nothing_is_close(make_desktop: Any, home: Path, qtbot: Any) -> None:
+    desktop = make_desktop()
+    for note in ("We deploy on Tuesdays after the review.", "Rollbacks need the on-call lead's approval.",
+                 "The staging database is refreshed every Monday night."):
+        desktop.engine.call("store", {"content": note})
+    desktop.show_window()
+    home_page = desktop.window.overview
+    home_page.question.setText("xylophone lessons")
+    with qtbot.waitSignal(home_page.searched, timeout=30_000):
+        home_page.ask_button.click()
+    assert home_page.results.message.text().startswith("Nothing close to “xylophone lessons” is remembered.")
+    home_page.question.setText("when do we deploy")
+    with qtbot.waitSignal(home_page.searched, timeout=30_000):
+        home_page.ask_button.click()
+    cards = home_page.results.cards
+    assert cards and "Tuesdays" in cards[0].memory.content and not home_page.results.message.text().startswith(
+        "Nothing close")
