@@ -46,7 +46,7 @@ LABELS: dict[str, str] = {
     "recall.llm_timeout_sec": "Time a recall may take",
     "tagger.llm": "Let local AI tag new memories (type, domain, topics)",
     "summarizer.enabled": "Let local AI summarise sources for digests",
-    "helper.local.model": "Model for recall answers, tags and summaries",
+    "helper.local.model": "Model for recall and tags",
     "helper.local.threads": "CPU threads for the helper model (0: all)",
     "helper.local.batch": "Prompt tokens read in one step",
     "model.gpu_device": "GPU the local models run on",
