@@ -208,11 +208,11 @@ async def shoot(out: Path) -> None:
     window.tabs.setCurrentWidget(window.memory)
     await show_a_note(window.memory)
     window.grab().save(str(out / "memory-detail.png"))
-    window.settings.find.setText("port")
+    window.settings.find_box.setText("port")
     window.tabs.setCurrentWidget(window.settings)
     await settle()
     window.grab().save(str(out / "settings-find.png"))
-    window.settings.find.clear()
+    window.settings.find_box.clear()
     window.tabs.setCurrentWidget(window.memory)
     tidy = window.memory.tidy
     tidy.review()  # the review of duplicates and history, beside the page

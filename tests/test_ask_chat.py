@@ -15,8 +15,8 @@ from engram.app.desktop.ask_page import ChatPanel
 from engram.app.desktop.chat_view import ToolLine, linked_answer
 from engram.app.desktop.desktop import Desktop
 from engram.core import Paths
-from engram.core.settings_file import set_value
 from engram.core.chat.loop import ChatTurn
+from engram.core.settings_file import set_value
 
 from .chat_support import ScriptedModel, call, first_id
 from .desktop_support import desktops

@@ -5,7 +5,6 @@ assistive technology, and a change made on the page is what ``engram config list
 from __future__ import annotations
 
 import os
-
 import subprocess
 import sys
 from pathlib import Path
@@ -135,15 +134,15 @@ def test_everyday_choices_come_first_and_a_search_finds_any_setting_opening_adva
         assert page.groups[title].isVisible(), title
     assert not page.rows["service.port"].isVisible() and not page.rows["helper.local.batch"].isVisible()
     assert len([r for r in page.rows.values() if r.isVisible()]) <= 12, "a few everyday choices, not forty rows"
-    qtbot.keyClicks(page.find, "port")
+    qtbot.keyClicks(page.find_box, "port")
     assert not page.advanced.isHidden(), "a match under Advanced opens it"
     assert page.rows["service.port"].isVisible() and not page.rows["search.limit"].isVisible()
     assert not page.groups["General"].isVisible() and not page.groups["Search"].isVisible()
-    page.find.setText("notify")
+    page.find_box.setText("notify")
     assert page.rows["desktop.notifications"].isVisible() and not page.rows["service.port"].isVisible()
-    page.find.setText("xylophone")
+    page.find_box.setText("xylophone")
     assert page.no_match.isVisible() and page.no_match.text() == "No setting matches “xylophone”."
-    page.find.clear()
+    page.find_box.clear()
     assert not page.no_match.isVisible() and page.groups["General"].isVisible()
     page.show_advanced(True)
     assert all(r.isVisible() for r in page.rows.values()), "an empty search shows every setting again"

@@ -65,8 +65,7 @@ class ChatPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         self.model_card = ChatModelCard(engine, models, settings_control)
         self.model_card.changed.connect(self._update_buttons)
-        self.model_card.search_instead.connect(
-            lambda: self.search_instead.emit(self.question.text().strip() or self._last_question))
+        self.model_card.search_instead.connect(self._search_instead)
         layout.addWidget(self.model_card)
         top = QHBoxLayout()
         self.conversations = QComboBox()
@@ -127,6 +126,9 @@ class ChatPanel(QWidget):
         self.view.add_question(question)
         self.controller.ask(question, self.conversation_id)
         self._update_buttons()
+
+    def _search_instead(self) -> None:
+        self.search_instead.emit(self.question.text().strip() or self._last_question)
 
     def _finished(self, outcome: Any) -> None:
         if isinstance(outcome, EngramError):

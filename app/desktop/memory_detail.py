@@ -137,12 +137,18 @@ class MemoryDetail(QWidget):
                           lambda report: tools.file_summary(source, workspace=workspace),
                           on_done=lambda job: self._file_read(asked, job))
 
-    def _memory_read(self, asked: int, job: Job) -> None:
+    def _stale_or_failed(self, asked: int, job: Job) -> bool:
+        """Whether a read is to be dropped: another was asked since, or it failed (said in the pane)."""
         if asked != self._asked:
-            return
+            return True
         if job.error is not None:
             self._set(None, "Details", None)
             self.text.setPlainText(f"Could not read it: {job.error.message}")
+            return True
+        return False
+
+    def _memory_read(self, asked: int, job: Job) -> None:
+        if self._stale_or_failed(asked, job):
             return
         found: MemoryList = job.result.result
         if not found.items:
@@ -154,11 +160,7 @@ class MemoryDetail(QWidget):
         self._set(memory, f"{memory.kind.capitalize()} · {state}", note_html(memory, found.history.get(memory.id, [])))
 
     def _file_read(self, asked: int, job: Job) -> None:
-        if asked != self._asked:
-            return
-        if job.error is not None:
-            self._set(None, "Details", None)
-            self.text.setPlainText(f"Could not read it: {job.error.message}")
+        if self._stale_or_failed(asked, job):
             return
         self._set(None, "File", file_html(job.result.result))
 

@@ -177,7 +177,7 @@ class MemoryPage(QWidget):
             return
         rows: list[Row] = []
         listed = list(job.result)
-        if len(listed) == 1 and _untouched(*listed[0], self.engine.settings.store.default_workspace):
+        if len(listed) == 1 and _untouched(listed[0][0], listed[0][1], self.engine.settings.store.default_workspace):
             listed = []  # the default workspace made on first use, still empty: nothing is stored yet
         for name, status in listed:
             if isinstance(status, EngramError):

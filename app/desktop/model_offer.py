@@ -11,8 +11,10 @@ shared with the Settings page) and a failure is said on the card that asked, in 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from engram.core import Engine, EngramError
@@ -227,7 +229,7 @@ class ChatModelCard(_OfferCard):
         self.choice.clear()
         for choice in self.choices:
             self.choice.addItem(choice.words, choice.entry.id)
-            self.choice.model().item(self.choice.count() - 1).setEnabled(choice.fits)
+            cast(QStandardItemModel, self.choice.model()).item(self.choice.count() - 1).setEnabled(choice.fits)
         index = next((i for i, c in enumerate(self.choices) if c.chosen and c.fits),
                      next((i for i, c in enumerate(self.choices) if c.fits), -1))
         self.choice.setCurrentIndex(index)

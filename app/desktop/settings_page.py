@@ -76,14 +76,14 @@ class SettingsPage(QWidget):
         self.rows: dict[str, SettingRow] = {}
         self.groups: dict[str, QGroupBox] = {}
         outer = QVBoxLayout(self)
-        self.find = QLineEdit()
-        self.find.setPlaceholderText("Find a setting (e.g. port, threads, timeout, model)")
-        self.find.setAccessibleName("Find a setting")
-        self.find.setClearButtonEnabled(True)
-        for clear in self.find.findChildren(QToolButton):
+        self.find_box = QLineEdit()
+        self.find_box.setPlaceholderText("Find a setting (e.g. port, threads, timeout, model)")
+        self.find_box.setAccessibleName("Find a setting")
+        self.find_box.setClearButtonEnabled(True)
+        for clear in self.find_box.findChildren(QToolButton):
             clear.setAccessibleName("Clear the setting search")
-        self.find.textChanged.connect(self.find_setting)
-        outer.addWidget(self.find)
+        self.find_box.textChanged.connect(self.find_setting)
+        outer.addWidget(self.find_box)
         self.scroll_area = scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

@@ -22,7 +22,6 @@ from .settings_control import KeysController, SettingsController
 from .settings_page import SettingsPage
 from .shell import Shell
 
-
 #: A page's tab title where it is not its name capitalised.
 TAB_TITLES = {"editors": "AI tools"}
 
