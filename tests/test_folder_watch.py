@@ -78,3 +78,18 @@ def test_changes_group_by_their_deepest_folder_and_name_only_themselves(tmp_path
     assert include_patterns(found["outer"]) == ["/x\\[1\\].md"]
     many = Batch(folders[0], tuple(str(outer / f"f{i}.md") for i in range(40)), ())
     assert include_patterns(many) is None, "a large batch re-syncs the whole folder"
+
+
+def test_a_watch_with_no_folder_yet_stops_at_once(paths: Paths) -> None:
+    """Between its looks at the folders (30 s apart) the watch sleeps; closing the engine — a service's stop —
+    wakes it instead of waiting it out (a restarted service waited 10 s for the old one to let go)."""
+    engine = Engine(paths, Settings(), embedder=HashingEmbedder())
+    engine.start_watching()
+    watch = engine.folder_watch
+    assert watch is not None
+    wait_for(lambda: watch._thread is not None and watch._thread.is_alive(), 5, "the watch thread")
+    time.sleep(0.3)  # asleep between looks: no folder was ever ingested
+    started = time.monotonic()
+    engine.close()
+    assert time.monotonic() - started < 3.0
+    assert watch._thread is not None and not watch._thread.is_alive()

@@ -108,7 +108,10 @@ class FolderWatch:
         self._thread.start()
 
     def stop(self, wait: float = 10.0) -> None:
+        """End the watch thread (waiting up to ``wait`` seconds for it): also one idle between looks at the
+        folders, which sleeps on ``_refresh``."""
         self._stop.set()
+        self._refresh.set()  # wakes the idle wait at once (else a service's close waited it out: 10 s)
         with self._resumed:
             self._resumed.notify_all()
         if self._thread is not None:
