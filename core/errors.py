@@ -26,6 +26,7 @@ this file have no module named; the others are defined beside the code that rais
     ├── ModelError               the embedding model is missing, damaged or failed to load
     │   ├── ChecksumMismatch     a model file's SHA256 is not the pinned one
     │   ├── BindingBroken        llama.cpp's binding cannot be loaded: how to repair it (core/models/backend.py)
+    │   ├── AnalysisFailed       a long question cannot be read in sections by this model (core/chat/sections.py)
     │   ├── DeadlineExceeded     the model did not answer before the deadline (core/models/generation.py)
     │   └── DownloadError        a model download failed (core/models/download.py)
     │       ├── DiskFull         no room for the model file (core/models/download.py)

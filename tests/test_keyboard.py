@@ -95,11 +95,16 @@ def test_search_forget_connect_and_configure_with_the_keyboard_alone(make_deskto
     config = json.loads((desktop_home / ".cursor" / "mcp.json").read_text())
     assert "engram" in config["mcpServers"]
 
-    # Change a setting: Ctrl+5 opens Settings, Tab to "Results per search", type 12, Tab away.
+    # Change a setting: Ctrl+5 opens Settings; "Results per search" is under the collapsed Advanced, so type its
+    # words into Find a setting (which opens Advanced), Tab to it, type 12, Tab away.
     press(qtbot, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentWidget() is window.settings
     limit = window.settings.rows["search.limit"].editor
     window.settings.setFocus()
+    find = window.settings.find_box
+    tab_to(qtbot, lambda w: w is find, "Find a setting")
+    qtbot.keyClicks(find, "results per search")
+    assert not window.settings.advanced.isHidden()
     tab_to(qtbot, lambda w: w is limit, "Results per search")
     press(qtbot, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClicks(limit, "12")
