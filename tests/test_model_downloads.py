@@ -338,7 +338,7 @@ def test_the_first_chat_downloads_its_missing_model_with_the_progress_in_the_cha
         downloads = [e for e in seen if isinstance(e, ModelDownload)]
         assert downloads and downloads[-1].done == len(gguf) == downloads[-1].total
         notes = [e.text for e in seen if isinstance(e, ChatNote)]
-        assert notes[0].startswith("Downloading ") and "for chat (once" in notes[0]
+        assert notes[0].startswith("Downloading ") and "for chat, once; it stays on this computer" in notes[0]
         # SmolLM2's template writes no tool calls: it chats without tools and says which setting to change.
         assert turn.ended == "no_tools" and "chat.tool_format" in notes[1] and turn.answer
         seen.clear()
