@@ -76,3 +76,14 @@ def first_id(messages: list[dict[str, Any]]) -> str:
     found = re.search(r"^\[\d+\] ([0-9a-f]{12}) ·", tool["content"], re.M)
     assert found, tool["content"]
     return found.group(1)
+
+
+def citing(text: str) -> Step:
+    """An answer that cites the first memory of the latest tool result, as a model that cites writes it."""
+    return lambda messages, tools: f"{text} [{first_id(messages)}]"
+
+
+def uncited(text: str) -> list[Step]:
+    """A model that will not cite: its answer in research, and the same again when the closing request lists
+    the memories read by id and asks for one that cites them."""
+    return [text, text]

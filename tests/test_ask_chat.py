@@ -179,3 +179,20 @@ def test_reading_a_long_question_shows_one_progress_line_updated_in_place(qapp: 
     view.add_event(ChatNote("The question (70,000 characters) was read in 3 sections in 4 s."))
     view.add_event(ChatProgress("Reading the long text: section 1 of 2 (reader 1)…"))
     assert len([w for w in view.entries if isinstance(w, QLabel)]) == 4, "a later long step gets a line of its own"
+
+
+def test_an_answer_asked_again_for_its_citations_gets_a_reply_of_its_own(qapp: Any) -> None:
+    from engram.app.desktop.chat_view import ChatView
+    from engram.core.chat.loop import ChatAnswer, ChatNote, ChatText
+
+    view = ChatView()
+    view.add_question("When do we deploy?")
+    view.add_event(ChatText("On Tuesdays.", "research"))
+    view.add_event(ChatNote("That answer cites none of the memories read; the model is asked once more, with them "
+                            "listed by id."))
+    view.add_event(ChatText("On Tuesdays [0123456789ab].", "answer"))
+    view.add_event(ChatAnswer("On Tuesdays [0123456789ab].", ("0123456789ab",), False))
+    lines = [w.text() for w in view.entries if isinstance(w, QLabel)]
+    assert lines[1] == "On Tuesdays." and lines[2].startswith("That answer cites none")
+    assert "On Tuesdays" in lines[3] and "memory:0123456789ab" in lines[3] and len(lines) == 4, \
+        "the draft stays as written; the answer is a reply of its own, not appended to it"

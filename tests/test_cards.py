@@ -244,8 +244,6 @@ def test_recall_without_a_plan_shows_its_search(qtbot: Any, real_engine: Engine,
 
 
 @pytest.mark.slow
-
-
 def test_45_hits_show_20_cards_and_scrolling_to_the_bottom_appends_more(qtbot: Any, real_engine: Engine,
                                                                         tmp_path: Path) -> None:
     files = {f"notes/topic{i:02}.md": f"# Topic {i}\n\nThe garden plan for week {i}: water the tomatoes.\n"
@@ -286,8 +284,6 @@ def test_every_control_a_person_uses_has_an_accessible_name(qtbot: Any, real_eng
 
 
 @pytest.mark.slow
-
-
 def test_a_view_800_px_wide_needs_no_horizontal_scrollbar(qtbot: Any, real_engine: Engine, tmp_path: Path) -> None:
     deep = "/".join(["a-rather-long-folder-name-for-testing"] * 6)
     long_word = "x" * 300

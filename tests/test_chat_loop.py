@@ -15,12 +15,12 @@ from engram.core import Engine
 from engram.core.catalog import TOOLS
 from engram.core.chat.conversation import Conversation, ConversationStore
 from engram.core.chat.history import fit_messages
-from engram.core.chat.loop import ChatAnswer, ChatText, ToolFinished, ToolStarted
+from engram.core.chat.loop import ChatAnswer, ChatNote, ChatText, ToolFinished, ToolStarted
 from engram.core.chat.stream import CallFilter
 from engram.core.chat.toolbox import CHAT_READS, HISTORY, tool_specs
 from engram.core.errors import InvalidArgument, ModelError, NotFound
 
-from .chat_support import ScriptedModel, ScriptedReply, call, first_id
+from .chat_support import ScriptedModel, ScriptedReply, call, first_id, uncited
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,7 +94,7 @@ def test_a_repeated_read_is_not_run_again_and_research_ends_without_progress(sto
 
 def test_a_wrong_argument_type_goes_back_to_the_model_as_a_tool_error(stocked: Engine) -> None:
     model = ScriptedModel([call("search", query="deploy", limit="many"), call("search", query="deploy", limit="3"),
-                           "Done."])
+                           *uncited("Done.")])
     turn = stocked.chat("deploy?", model=model)
     assert [s.error for s in turn.steps] == [False, True, False]
     tool_texts = [m["content"] for m in model.calls[1][0] if m["role"] == "tool"]
@@ -104,7 +104,7 @@ def test_a_wrong_argument_type_goes_back_to_the_model_as_a_tool_error(stocked: E
 
 def test_an_unreadable_call_and_an_unknown_tool_are_told_to_the_model(stocked: Engine) -> None:
     model = ScriptedModel(["<tool_call>\n{\"name\": \"search\", \"arguments\": {\n</tool_call>",
-                           call("delete", ids=["x"]), "I cannot."])
+                           call("delete", ids=["x"]), *uncited("I cannot.")])
     turn = stocked.chat("forget everything", model=model)
     seen = model.calls[2][0]
     assert any(m["role"] == "user" and m["content"].startswith("Your tool call could not be read") for m in seen)
@@ -154,7 +154,7 @@ def test_when_the_answer_fails_the_reply_is_the_evidence_labelled_by_id(stocked:
 
 
 def test_a_bare_json_call_outside_the_format_is_sent_back_not_taken_as_the_answer(stocked: Engine) -> None:
-    model = ScriptedModel(['{"name": "search", "arguments": {"query": "review"}}', "Tuesdays."])
+    model = ScriptedModel(['{"name": "search", "arguments": {"query": "review"}}', *uncited("Tuesdays.")])
     turn = stocked.chat("deploy?", model=model)
     assert turn.answer == "Tuesdays."
     told = [m["content"] for m in model.calls[1][0] if m["role"] == "user"][-1]
@@ -169,7 +169,7 @@ def test_a_bare_json_call_outside_the_format_is_sent_back_not_taken_as_the_answe
     '```json\n{"name": "search", "arguments": {"query": "review"}}\n```',
 ])
 def test_calls_written_as_bare_json_lines_or_an_array_are_no_answer(stocked: Engine, reply: str) -> None:
-    model = ScriptedModel([reply, "Tuesdays."])
+    model = ScriptedModel([reply, *uncited("Tuesdays.")])
     turn = stocked.chat("deploy?", model=model)
     assert turn.answer == "Tuesdays.", "the calls went back to the model as a problem, not out as the answer"
     told = [m["content"] for m in model.calls[1][0] if m["role"] == "user"][-1]
@@ -179,7 +179,7 @@ def test_calls_written_as_bare_json_lines_or_an_array_are_no_answer(stocked: Eng
 @pytest.mark.parametrize("reply", ['{"name": "Ada", "age": 3}', '{"name": "search"} and then I would say more',
                                    '{"note": 1}\n{"name": "search", "arguments": {}}'])
 def test_json_that_is_not_only_calls_is_text(stocked: Engine, reply: str) -> None:
-    turn = stocked.chat("deploy?", model=ScriptedModel([reply]))
+    turn = stocked.chat("deploy?", model=ScriptedModel(uncited(reply)))
     assert turn.answer == reply
 
 
@@ -235,10 +235,10 @@ def test_history_fitting_drops_earlier_research_before_earlier_exchanges(tmp_pat
 
 
 def test_conversation_history_reads_earlier_messages_by_number_and_words(stocked: Engine) -> None:
-    first = ScriptedModel(["Staging is refreshed on Mondays, as I recall."])
+    first = ScriptedModel(uncited("Staging is refreshed on Mondays, as I recall."))
     turn = stocked.chat("When is staging refreshed?", model=first, conversation="ops-chat")
     assert turn.conversation == "ops-chat"
-    second = ScriptedModel([call(HISTORY, query="staging refreshed"), call(HISTORY, number=4), "Mondays."])
+    second = ScriptedModel([call(HISTORY, query="staging refreshed"), call(HISTORY, number=4), *uncited("Mondays.")])
     stocked.chat("What did you say before?", model=second, conversation="ops-chat")
     assert HISTORY not in [t["function"]["name"] for t in first.calls[0][1]], "nothing earlier to read yet"
     assert HISTORY in [t["function"]["name"] for t in second.calls[0][1]]
@@ -255,8 +255,8 @@ def test_conversation_history_shows_up_to_three_places_a_long_message_matches(st
     pasted = " ".join(["filler text of a long paste"] * 40 + ["the invoice retry limit is three"]
                       + ["more filler"] * 60 + ["a second invoice note"] + ["tail"] * 60
                       + ["third invoice mention"] + ["end"] * 60 + ["fourth invoice here"])
-    stocked.chat(pasted, model=ScriptedModel(["Noted."]), conversation="paste")
-    second = ScriptedModel([call(HISTORY, query="invoice"), "Three."])
+    stocked.chat(pasted, model=ScriptedModel(uncited("Noted.")), conversation="paste")
+    second = ScriptedModel([call(HISTORY, query="invoice"), *uncited("Three.")])
     stocked.chat("What was the retry limit I pasted?", model=second, conversation="paste")
     (result,) = [m["content"] for m in second.calls[1][0] if m["role"] == "tool" and m["name"] == HISTORY]
     first_line = result.splitlines()[0]
@@ -264,9 +264,39 @@ def test_conversation_history_shows_up_to_three_places_a_long_message_matches(st
     assert first_line.count("invoice") == 3 and "retry limit is three" in first_line and "fourth" not in first_line
 
 
+def test_an_answer_that_cites_nothing_read_is_asked_again_with_the_memories_listed(stocked: Engine) -> None:
+    model = ScriptedModel(["We deploy on Tuesdays.",
+                           lambda messages, tools: f"We deploy on Tuesdays [{first_id(messages)}]."])
+    events: list[Any] = []
+    turn = stocked.chat("When do we deploy?", model=model, on_event=events.append)
+    assert turn.ended == "uncited" and not turn.fallback and len(turn.cited) == 1
+    assert turn.answer == f"We deploy on Tuesdays [{turn.cited[0]}]."
+    closing, tools = model.calls[1]
+    asked = closing[-1]["content"]
+    assert tools is None and closing[-1]["role"] == "user"
+    assert asked.startswith("You answered this without citing the memories it comes from:\nWe deploy on Tuesdays.")
+    assert "Answer my question now" in asked and f"[{turn.cited[0]}] " in asked, "the memories read, by id"
+    notes = [e.text for e in events if isinstance(e, ChatNote)]
+    assert notes == ["That answer cites none of the memories read; the model is asked once more, with them listed "
+                     "by id."]
+    kept = stocked.conversations().load(turn.conversation)
+    assert [m.content for m in kept.messages if m.role == "assistant" and not m.research] == [turn.answer], \
+        "the draft is not kept as a second answer"
+    # An id written bare is a citation too: no second request.
+    bare = ScriptedModel([lambda messages, tools: f"Tuesdays, says {first_id(messages)}."])
+    assert stocked.chat("When do we deploy?", model=bare).ended == "answered" and len(bare.calls) == 1
+
+
+def test_when_asking_again_fails_the_uncited_answer_stands(stocked: Engine) -> None:
+    model = ScriptedModel(["We deploy on Tuesdays.", ModelError("the model crashed")])
+    turn = stocked.chat("When do we deploy?", model=model)
+    assert turn.answer == "We deploy on Tuesdays." and not turn.fallback and turn.cited == []
+    assert any("could not answer: the model crashed" in n for n in turn.notes)
+
+
 def test_conversations_are_listed_renamed_and_deleted(stocked: Engine) -> None:
-    stocked.chat("first question", model=ScriptedModel(["one"]), conversation="a")
-    stocked.chat("second question", model=ScriptedModel(["two"]), conversation="b")
+    stocked.chat("first question", model=ScriptedModel(uncited("one")), conversation="a")
+    stocked.chat("second question", model=ScriptedModel(uncited("two")), conversation="b")
     store = stocked.conversations()
     assert [c.id for c in store.list()] == ["b", "a"]
     assert store.rename("a", "  Deploys  ").title == "Deploys"
@@ -335,7 +365,7 @@ def _long_conversation(engine: Engine, turns: int) -> str:
     for n in range(1, turns + 1):
         secret = "sk-ant-" + "a1b2c3d4" * 4 if n == 1 else ""
         engine.chat(f"Question {n} about deploys {secret} {'and more words ' * 40}",
-                    model=ScriptedModel([f"Answer {n}: {'we deploy carefully ' * 30}"]), conversation="long")
+                    model=ScriptedModel(uncited(f"Answer {n}: {'we deploy carefully ' * 30}")), conversation="long")
     return "long"
 
 
@@ -347,7 +377,7 @@ def test_exchanges_that_no_longer_fit_are_summarized_redacted_and_shown_as_the_s
         asked.append(messages)
         return "- (1–6) Asked about deploys; answered: carefully."
 
-    small = ScriptedModel([summary, "Carefully."], context=_room_for_two_exchanges())
+    small = ScriptedModel([summary, *uncited("Carefully.")], context=_room_for_two_exchanges())
     stocked.settings.chat.max_tokens = 256
     turn = stocked.chat("And question 5?", model=small, conversation=name)
     prompt = asked[0][-1]["content"]
@@ -383,14 +413,14 @@ def test_the_summary_covers_enough_to_wait_several_turns_and_keeps_its_newest_bu
     stocked.conversations().save(talk)
     first = _summarizer("- (1–4) Asked about deploys twice; answered: carefully.",
                         "- (5–8) Asked again; answered the same.")
-    model = ScriptedModel([first, "Carefully."], context=_room_for_two_exchanges())
+    model = ScriptedModel([first, *uncited("Carefully.")], context=_room_for_two_exchanges())
     stocked.chat("And question 7?", model=model, conversation=name)
     (numbers,) = first.asked
     assert numbers[0] == 1 and numbers[-1] >= 8, "more than the one exchange left out: the next summary waits"
     kept = stocked.conversations().load(name)
     assert kept.summary.endswith("- (5–8) Asked again; answered the same.") and len(kept.summary) <= 2000
     assert "(old 0)" not in kept.summary, "the oldest bullets went to make room"
-    again = ScriptedModel(["Still carefully."], context=_room_for_two_exchanges())
+    again = ScriptedModel(uncited("Still carefully."), context=_room_for_two_exchanges())
     turn = stocked.chat("And question 8?", model=again, conversation=name)
     assert not any("ummariz" in n for n in turn.notes), "the next turn needs no summary"
 
@@ -399,7 +429,7 @@ def test_a_summary_cut_by_its_length_keeps_its_whole_bullets_and_covers_what_the
     name = _long_conversation(stocked, 4)
     stocked.settings.chat.max_tokens = 256
     cut = _summarizer("- (1–2) Asked about deploys; answered: carefully.", "- (3–4) Asked ag", cut=True)
-    turn = stocked.chat("And question 5?", model=ScriptedModel([cut, "Carefully."], context=_room_for_two_exchanges()),
+    turn = stocked.chat("And question 5?", model=ScriptedModel([cut, *uncited("Carefully.")], context=_room_for_two_exchanges()),
                         conversation=name)
     kept = stocked.conversations().load(name)
     assert kept.summary == "- (1–2) Asked about deploys; answered: carefully." and kept.summary_upto == 2
@@ -415,7 +445,7 @@ def test_a_summary_is_outside_research_budgets(stocked: Engine) -> None:
 
     talk = stocked.conversations().load(name)
     model = ScriptedModel([_summarizer("- (1–8) Asked about deploys; answered: " + "carefully " * 2000),
-                           call("search", query="deploys"), "Carefully."], context=_room_for_two_exchanges())
+                           call("search", query="deploys"), *uncited("Carefully.")], context=_room_for_two_exchanges())
     toolbox = ChatToolbox(lambda t, a: (lambda o: (o.text, o.result))(stocked.call(t, a)), talk, max_chars=4000)
     turn = loop.run_turn(talk, "And question 5?", model=model, toolbox=toolbox,
                          budgets=loop.Budgets(research_timeout=250.0, token_budget=4096, max_tokens=256),

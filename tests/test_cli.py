@@ -37,8 +37,6 @@ def engram(env: dict[str, str], *args: str, stdin: str | None = None) -> subproc
 
 
 @pytest.mark.slow
-
-
 def test_ingest_then_search_prints_cited_results(env: dict[str, str], tmp_path: Path) -> None:
     root = write_tree(tmp_path / "ops", {"deploy.md": DOC, "notes.txt": "Unrelated grocery list: apples, bread."})
     ingest = engram_process(env, "ingest", str(root), "--project", "ops")
@@ -149,8 +147,6 @@ def test_failures_exit_1_with_the_error_title(env: dict[str, str], tmp_path: Pat
 
 
 @pytest.mark.slow
-
-
 def test_version_and_help(env: dict[str, str]) -> None:
     assert engram_process(env, "--version").stdout.strip() == "engram 0.1.0"
     helptext = engram_process(env, "--help").stdout

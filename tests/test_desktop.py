@@ -97,8 +97,6 @@ def saved(paths: Paths, key: str) -> Any:
 
 
 @pytest.mark.slow
-
-
 def test_every_setting_on_the_page_is_saved_and_refused_values_are_not(make_desktop: Any, paths: Paths,
                                                                        qtbot: Any) -> None:
     desktop = make_desktop()
@@ -230,8 +228,6 @@ def test_a_helper_model_downloads_from_the_settings_page_with_progress(make_desk
 
 
 @pytest.mark.slow
-
-
 def test_an_ingest_shows_progress_up_to_100_percent(make_desktop: Any, tmp_path: Path, qtbot: Any, home: Path) -> None:
     desktop = make_desktop()
     folder = write_tree(home / "notes", {f"n{i:02}.md": f"# Note {i}\n\nTopic {i} of the ingest test."
@@ -260,8 +256,6 @@ def test_an_ingest_shows_progress_up_to_100_percent(make_desktop: Any, tmp_path:
 
 
 @pytest.mark.slow
-
-
 def test_an_editors_ingest_that_fails_ends_its_job_in_the_tray(make_desktop: Any, home: Path, qtbot: Any,
                                                                 monkeypatch: pytest.MonkeyPatch,
                                                                 real_embedder: Any) -> None:
@@ -297,8 +291,6 @@ def test_an_editors_ingest_that_fails_ends_its_job_in_the_tray(make_desktop: Any
 
 
 @pytest.mark.slow
-
-
 def test_an_editors_ingest_cancelled_in_the_app_is_told_as_cancelled(make_desktop: Any, home: Path, qtbot: Any,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     desktop = make_desktop()
@@ -418,8 +410,6 @@ def test_forgetting_a_file_from_its_card_asks_first_and_removes_that_file_alone(
 
 
 @pytest.mark.slow
-
-
 def test_the_status_line_says_local_ai_is_on_only_when_its_model_can_run(
         make_desktop: Any, environ: dict[str, str], qtbot: Any) -> None:
     """The status line reads the one readiness decision: recall.llm on without its model is not "local AI on"."""

@@ -65,8 +65,6 @@ def test_wrong_output_pin_is_refused_and_leaves_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-
-
 def test_vectors_match_sentence_transformers_references(real_embedder: LlamaEmbedder) -> None:
     reference = json.loads((FIXTURES / "minilm_reference.json").read_text(encoding="utf-8"))
     texts = [item["text"] for item in reference["items"]]

@@ -185,8 +185,6 @@ def test_inline_content_is_chunked_and_replaced_by_title(engine: Engine) -> None
 
 
 @pytest.mark.slow
-
-
 def test_real_model_ingest_and_search_find_the_right_file(real_engine: Engine, project: Path) -> None:
     ingest(real_engine, project)
     hits = real_engine.call("search", {"query": "store whole pages of the site in a cache"}).result.hits

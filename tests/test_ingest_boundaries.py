@@ -88,8 +88,6 @@ def test_a_relative_path_is_refused_by_the_engine(home_engine: Engine, home: Pat
 
 
 @pytest.mark.slow
-
-
 def test_the_cli_resolves_a_relative_path_against_its_own_folder(home: Path, env: dict[str, str]) -> None:
     write_tree(home, {"proj/docs/a.md": "# Alpha\n\nThe alpha document."})
     done = subprocess.run([*ENGRAM, "ingest", "docs", "--json"], env=env, cwd=home / "proj", capture_output=True,
@@ -99,8 +97,6 @@ def test_the_cli_resolves_a_relative_path_against_its_own_folder(home: Path, env
 
 
 @pytest.mark.slow
-
-
 async def test_the_stdio_launcher_resolves_relative_paths_against_its_callers_folder(
         home: Path, env: dict[str, str]) -> None:
     write_tree(home, {"proj/docs/a.md": "# Alpha\n\nThe alpha document."})

@@ -47,8 +47,6 @@ def make_engine(paths: Paths) -> Iterator[Callable[..., Engine]]:
 
 
 @pytest.mark.slow
-
-
 def test_single_writes_are_compacted_as_they_accumulate(make_engine: Callable[..., Engine]) -> None:
     engine = make_engine(maintenance_writes=8, maintenance_idle_sec=3600)
     ids = store_notes(engine, 60)
@@ -150,8 +148,6 @@ def test_a_write_waits_for_one_maintenance_step_not_for_all_of_them() -> None:
 
 
 @pytest.mark.slow
-
-
 def test_once_writes_go_quiet_the_versions_a_burst_kept_are_removed(tmp_path: Path) -> None:
 
     writer = Writer()

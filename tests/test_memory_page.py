@@ -91,8 +91,6 @@ def test_adding_a_note_stores_it_and_shows_it(stocked: Desktop, qtbot: Any) -> N
 
 
 @pytest.mark.slow
-
-
 def test_a_note_written_by_anyone_shows_in_the_open_project_once_writes_go_quiet(stocked: Desktop,
                                                                                 qtbot: Any) -> None:
     page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
@@ -237,8 +235,6 @@ def test_cancel_stops_an_ingest_and_keeps_the_files_it_finished(desktop: Desktop
 
 
 @pytest.mark.slow
-
-
 def test_a_shared_workspace_is_added_from_the_page_and_shown_as_shared(desktop: Desktop, qtbot: Any) -> None:
     from engram.core.store.bucket_access import stored_credentials
     from standins.s3 import OPEN_KEY, LoopbackS3

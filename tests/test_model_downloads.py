@@ -46,8 +46,6 @@ def by_revision(server: ModelServer, file: str = SMOL.file) -> ModelEntry:
 
 
 @pytest.mark.slow
-
-
 def test_a_pinned_download_is_verified_and_lands_atomically(tmp_path: Path, server: ModelServer, gguf: bytes) -> None:
     events = []
     got = download(f"{server.url}/files/{SMOL.file}", tmp_path / SMOL.file, expected_sha256=SMOL.sha256,
@@ -60,8 +58,6 @@ def test_a_pinned_download_is_verified_and_lands_atomically(tmp_path: Path, serv
 
 
 @pytest.mark.slow
-
-
 def test_pinned_by_revision_is_verified_against_the_hubs_hash_and_recorded(tmp_path: Path,
                                                                           server: ModelServer) -> None:
     files = ModelFiles(tmp_path, hub_url=server.url)
@@ -281,8 +277,6 @@ def test_a_missing_or_unverified_model_is_never_loaded(tmp_path: Path, server: M
 
 
 @pytest.mark.slow
-
-
 def test_cli_downloads_with_progress_and_lists_the_pinning(tmp_path: Path, server: ModelServer) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env.update(ENGRAM_DATA_DIR=str(tmp_path / "data"), ENGRAM_CONFIG_DIR=str(tmp_path / "cfg"))
@@ -302,8 +296,6 @@ def test_cli_downloads_with_progress_and_lists_the_pinning(tmp_path: Path, serve
 
 
 @pytest.mark.slow
-
-
 def test_a_download_through_the_engine_tells_its_progress_and_outcome(paths: Paths, server: ModelServer,
                                                                       gguf: bytes) -> None:
     settings = Settings.model_validate({"model": {"hub_url": server.url}})
@@ -322,8 +314,6 @@ def test_a_download_through_the_engine_tells_its_progress_and_outcome(paths: Pat
 
 
 @pytest.mark.slow
-
-
 def test_the_first_chat_downloads_its_missing_model_with_the_progress_in_the_chat(paths: Paths, server: ModelServer,
                                                                                    gguf: bytes) -> None:
     from engram.core.chat.loop import ChatNote, ModelDownload

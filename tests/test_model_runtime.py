@@ -96,8 +96,6 @@ def test_a_passed_deadline_never_starts(pool: ModelPool) -> None:
 
 
 @pytest.mark.slow
-
-
 def test_waiting_for_the_model_counts_against_the_deadline(pool: ModelPool) -> None:
     model = pool.get("chat", SMOL, n_ctx=1024)
     started = threading.Event()

@@ -273,8 +273,6 @@ def test_threads_verifying_at_once_leave_a_whole_record(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-
-
 def test_processes_verifying_at_once_leave_a_valid_record(tmp_path: Path) -> None:
     entries = [fake_model(tmp_path, CONTENT + bytes([i]), f"m{i}") for i in range(4)]
     script = ("import dataclasses, sys; from pathlib import Path\n"
@@ -302,8 +300,6 @@ def test_the_bundled_embedding_model_is_hashed_once(tmp_path: Path, model_file: 
 
 
 @pytest.mark.slow
-
-
 def test_models_list_names_how_each_model_is_pinned(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env.update(ENGRAM_DATA_DIR=str(tmp_path / "data"), ENGRAM_CONFIG_DIR=str(tmp_path / "cfg"))

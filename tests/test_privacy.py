@@ -36,8 +36,6 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
-
-
 def test_everything_engram_writes_is_private_from_the_first_write(env: dict[str, str], tmp_path: Path) -> None:
     # A typical umask: without Engram's own care, new folders would be 0755 and LanceDB's files 0644.
     run = lambda *args: subprocess.run([*ENGRAM, *args], env=env, capture_output=True, text=True, timeout=300,  # noqa: E731
@@ -60,8 +58,6 @@ def test_everything_engram_writes_is_private_from_the_first_write(env: dict[str,
 
 
 @pytest.mark.slow
-
-
 def test_folders_an_older_version_left_open_are_closed_at_the_next_start(env: dict[str, str],
                                                                          tmp_path: Path) -> None:
     data = tmp_path / "data"

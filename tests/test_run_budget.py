@@ -203,8 +203,6 @@ _RACER = textwrap.dedent("""
 
 
 @pytest.mark.slow
-
-
 def test_two_processes_on_one_run_share_one_allowance(folder: Path) -> None:
     RunLedger(folder, "alice").state("shared")  # create the file before the race
     start = str(time.time() + 2.0)

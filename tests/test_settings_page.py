@@ -165,8 +165,6 @@ def test_every_control_has_an_accessible_name(make_desktop: Any) -> None:
 
 
 @pytest.mark.slow
-
-
 def test_a_value_changed_on_the_page_is_what_engram_config_list_prints(make_desktop: Any, qtbot: Any,
                                                                        environ: dict[str, str]) -> None:
     desktop = make_desktop()

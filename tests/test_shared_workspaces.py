@@ -78,8 +78,6 @@ def until_reachable(call: Callable[[], T]) -> T:
 
 
 @pytest.mark.slow
-
-
 def test_the_loopback_bucket_lets_exactly_one_of_two_concurrent_conditional_puts_of_a_key_win(
         s3: LoopbackS3, monkeypatch: pytest.MonkeyPatch) -> None:
     """The concurrent-writers test means something only if a manifest PUT with ``If-None-Match: *`` is one atomic step,
@@ -124,8 +122,6 @@ def conditional_put(client: Any, key: str, body: bytes, start: threading.Barrier
 
 
 @pytest.mark.slow
-
-
 def test_two_engines_in_two_processes_store_notes_at_once_and_both_see_every_note_once(
         s3: LoopbackS3, tmp_path: Path) -> None:
     """The scenario of `python -m benchmark reliability` (500 notes each there), at a test's size."""
@@ -139,8 +135,6 @@ def test_two_engines_in_two_processes_store_notes_at_once_and_both_see_every_not
 
 
 @pytest.mark.slow
-
-
 def test_machines_creating_one_new_shared_workspace_at_the_same_moment_all_join_it(
         s3: LoopbackS3, tmp_path: Path) -> None:
     """Each creates the tables and the full-text index of an empty prefix; the commits that lose those races are
@@ -189,8 +183,6 @@ def join_all_at_once(engines: list[Engine], where: BucketLocation) -> list[str]:
 
 
 @pytest.mark.slow
-
-
 def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migrate_it_once(
         s3: LoopbackS3, tmp_path: Path) -> None:
     """A schema-2 workspace in the bucket (full-text index on content alone), opened by three upgraded machines at
@@ -247,8 +239,6 @@ def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migra
 
 
 @pytest.mark.slow
-
-
 def test_a_folder_ingested_into_a_shared_workspace_is_found_from_another_machine(
         s3: LoopbackS3, tmp_path: Path) -> None:
     project = write_tree(tmp_path / "alice-home" / "proj", {
@@ -270,8 +260,6 @@ def test_a_folder_ingested_into_a_shared_workspace_is_found_from_another_machine
 
 
 @pytest.mark.slow
-
-
 def test_another_machines_note_shows_up_within_the_read_consistency_interval(s3: LoopbackS3, tmp_path: Path) -> None:
     with machine(tmp_path, "alice") as alice, machine(tmp_path, "bob", store={"shared_read_consistency_sec": 0}) as bob:
         alice.add_shared_workspace("team", location(s3))
@@ -283,8 +271,6 @@ def test_another_machines_note_shows_up_within_the_read_consistency_interval(s3:
 
 
 @pytest.mark.slow
-
-
 def test_the_bucket_stopped_mid_run_fails_clearly_local_work_goes_on_and_a_restart_brings_everything_back(
         s3: LoopbackS3, tmp_path: Path) -> None:
     with machine(tmp_path, "alice") as alice:
@@ -323,8 +309,6 @@ def test_the_bucket_stopped_mid_run_fails_clearly_local_work_goes_on_and_a_resta
 
 
 @pytest.mark.slow
-
-
 def test_a_workspace_added_while_the_bucket_is_down_is_not_registered(s3: LoopbackS3, tmp_path: Path) -> None:
     s3.stop()
     with machine(tmp_path, "alice") as alice:
@@ -336,8 +320,6 @@ def test_a_workspace_added_while_the_bucket_is_down_is_not_registered(s3: Loopba
 
 
 @pytest.mark.slow
-
-
 def test_bad_credentials_are_refused_clearly_and_nothing_is_written(s3: LoopbackS3, tmp_path: Path) -> None:
     key_id, secret = s3.user("writer", ["s3:*"])
     s3.enforce_auth()
@@ -359,8 +341,6 @@ def test_bad_credentials_are_refused_clearly_and_nothing_is_written(s3: Loopback
 
 
 @pytest.mark.slow
-
-
 def test_a_read_only_key_can_search_but_a_write_is_refused_naming_the_permission(
         s3: LoopbackS3, tmp_path: Path) -> None:
     writer = s3.user("writer", ["s3:*"])
@@ -383,8 +363,6 @@ def test_a_read_only_key_can_search_but_a_write_is_refused_naming_the_permission
 
 
 @pytest.mark.slow
-
-
 def test_a_missing_bucket_and_missing_keys_say_what_to_fix(s3: LoopbackS3, tmp_path: Path) -> None:
     with machine(tmp_path, "alice") as alice:
         with pytest.raises(BucketMissing) as missing:
@@ -399,8 +377,6 @@ def test_a_missing_bucket_and_missing_keys_say_what_to_fix(s3: LoopbackS3, tmp_p
 
 
 @pytest.mark.slow
-
-
 def test_a_key_given_once_is_kept_in_the_keyring_and_a_later_engine_uses_it(s3: LoopbackS3, tmp_path: Path) -> None:
     with machine(tmp_path, "alice", environ={}) as alice:
         alice.add_shared_workspace("team", location(s3), BucketCredentials(*OPEN_KEY))
@@ -418,8 +394,6 @@ def test_a_key_given_once_is_kept_in_the_keyring_and_a_later_engine_uses_it(s3: 
 
 
 @pytest.mark.slow
-
-
 def test_names_and_locations_are_checked_before_anything_is_contacted(s3: LoopbackS3, tmp_path: Path) -> None:
     for uri, fragment in (("https://team-memory/x", "is not a bucket location"),
                           ("s3://Team_Memory/x", "is not a valid bucket name"),
@@ -453,8 +427,6 @@ def test_a_prefix_holding_other_tables_is_refused(s3: LoopbackS3, tmp_path: Path
 
 
 @pytest.mark.slow
-
-
 def test_the_command_line_adds_lists_uses_and_removes_a_shared_workspace(
         s3: LoopbackS3, tmp_path: Path, model_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Through the CLI's entry function in this process, with no OS keyring (keyring's fail backend)."""

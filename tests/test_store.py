@@ -80,8 +80,6 @@ def test_workspace_names_are_validated(engine: Engine) -> None:
 
 
 @pytest.mark.slow
-
-
 def test_memories_written_by_another_process_are_kept_and_visible(tmp_path: Path) -> None:
     data = tmp_path / "data"
     script = textwrap.dedent(f"""

@@ -225,7 +225,7 @@ class ChatView(QScrollArea):
             else:
                 self.progress.setText(event.text)
         elif isinstance(event, ChatNote):
-            self.progress = None
+            self._streamed, self.answer, self.progress = "", None, None  # the next text is a new reply
             self.add_note(event.text)
         elif isinstance(event, ModelDownload):
             if self.download is None:

@@ -56,7 +56,7 @@ _CALL_START = re.compile(r'^\{\s*"name"\s*:')
 _BARE_ID = re.compile(r"(?<![0-9a-zA-Z\[])([0-9a-f]{12})(?![0-9a-zA-Z\]])")
 _RESULT_BLOCK = re.compile(r"^\[(?:\d+|\+)\] ([0-9a-f]{12}) ·[^\n]*\n?(.*?)(?=^\[(?:\d+|\+)\] |^— |\Z)", re.M | re.S)
 
-Ended = Literal["answered", "no_progress", "timeout", "tokens", "context", "stopped", "no_tools", "model_error"]
+Ended = Literal["answered", "uncited", "no_progress", "timeout", "tokens", "context", "stopped", "no_tools", "model_error"]
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,7 @@ class _Turn:
         self.step = 0
         self.question = ""
         self.spent = 0  # tokens of research's model calls: what its budget counts (a summary's are not)
+        self.draft = ""  # an answer research wrote without citing what it read: kept if asking again fails
 
     def note(self, text: str) -> None:
         self.result.notes.append(text)
@@ -339,6 +340,14 @@ class _Turn:
                 if completion.stopped == "deadline":
                     self.result.ended = "timeout"
                     return
+                if parsed.text and self.seen and not self._cites_read(parsed.text):
+                    # Written without an id of what was read (small models, measured: 5 of 8 answers): it becomes
+                    # a draft that the closing request, which lists the memories read by id, shows the model.
+                    self.draft = parsed.text
+                    self.result.ended = "uncited"
+                    self.note("That answer cites none of the memories read; the model is asked once more, with "
+                              "them listed by id.")
+                    return
                 if parsed.text:
                     self._answered(parsed.text, fallback=False)
                     return
@@ -426,7 +435,14 @@ class _Turn:
                 self.note(f"The model could not answer: {exc.message}")
         elif messages is None:
             self.note("The question and what was read no longer fit the model's context.")
+        if self.draft:
+            self._answered(self.draft, fallback=False)  # the answer research wrote, though it cites nothing
+            return
         self._answered(self._evidence_reply(), fallback=True)
+
+    def _cites_read(self, text: str) -> bool:
+        """Whether ``text`` names a memory research read, in brackets or bare."""
+        return any(found in self.seen for found in _CITATION.findall(text) + _BARE_ID.findall(text))
 
     def _count(self, completion: Completion) -> None:
         self.spent += completion.prompt_tokens + completion.tokens
@@ -438,10 +454,13 @@ class _Turn:
         """The request for the final answer, with the memories research read listed by id."""
         # A small model that copies a line of this list copies a fact with its citation.
         read = self._read_excerpts(READ_LIST_CHARS)
+        drafted = (f"You answered this without citing the memories it comes from:\n{self.draft}\n\n"
+                   if self.draft else "")
         if not read:
-            return ANSWER_NOW
+            return drafted + ANSWER_NOW
         items = list(read.items())[:READ_LIST_ITEMS]
-        return ANSWER_NOW + "\nThe memories you read, by id:\n" + "\n".join(f"[{m}] {label}" for m, label in items)
+        return (drafted + ANSWER_NOW + "\nThe memories you read, by id:\n"
+                + "\n".join(f"[{m}] {label}" for m, label in items))
 
     def _read_excerpts(self, width: int) -> dict[str, str]:
         """Memory id -> the first ``width`` characters of what it says, for each memory research read this turn,
