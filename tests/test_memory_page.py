@@ -74,6 +74,17 @@ def test_the_tree_shows_workspaces_projects_files_and_notes(stocked: Desktop, qt
     assert files.text(0) == "Files (2)" and notes.text(0) == "Notes (2 notes)"
     assert [t.split(" (")[0] for t in texts(files)] == ["backup.md", "deploy.md"]
     assert [t.split(" · ", 1)[1] for t in texts(notes)] == ["Staging refresh", "Rollback approval"]
+    # The message line's hint follows what is selected, until an action has something to say.
+    assert page.message.text() == "Open a project to see its files and notes."
+    page.tree.setCurrentItem(project)
+    assert page.message.text() == "Open Files or Notes to see what this project holds."
+    page.tree.setCurrentItem(notes.child(0))
+    assert page.message.text().startswith("Edit changes this note")
+    page.tree.setCurrentItem(files.child(0))
+    assert page.message.text().startswith("Forget removes this file from memory")
+    page.message.setText("Added the note to ops.")  # as an action says it
+    page.tree.setCurrentItem(project)
+    assert page.message.text() == "Added the note to ops.", "what an action said stays"
 
 
 def test_adding_a_note_stores_it_and_shows_it(stocked: Desktop, qtbot: Any) -> None:

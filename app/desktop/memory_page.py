@@ -75,6 +75,25 @@ def _row(*widgets: QWidget, stretching: int = 0) -> QHBoxLayout:
     return row
 
 
+
+#: What the message line says while no action has said anything, by the kind of item selected.
+_HINTS = {
+    "": "Open a project to see its files and notes.",
+    "project": "Open Files or Notes to see what this project holds.",
+    "note": "Edit changes this note (its earlier text is kept); Ctrl+click a second note to merge the two.",
+    "file": "Forget removes this file from memory; remembering its folder again does not bring it back.",
+}
+
+
+def hint_for(entry: Entry | None) -> str:
+    """The message line's hint for the selected tree item (None: nothing selected)."""
+    kind = entry.kind if entry is not None else ""
+    if kind in ("file", "note"):
+        return _HINTS[kind]
+    if kind in ("project", "files", "notes"):
+        return _HINTS["project"]
+    return _HINTS[""]
+
 class MemoryPage(QWidget):
     """Browse, add to and tidy what Engram remembers. Every engine call runs as a job."""
 
@@ -98,7 +117,7 @@ class MemoryPage(QWidget):
         self.tree.itemActivated.connect(self._activated)
         self.tree.itemClicked.connect(self._activated)
         self.tree.installEventFilter(self)
-        self.message = _named(QLabel("Open a project to see its files and notes."), "Memory page messages")
+        self.message = _named(QLabel(hint_for(None)), "Memory page messages")
         self.message.setWordWrap(True)
         self.forget_button = _named(QPushButton("Forget…"), "Forget the selected file or note")
         self.forget_button.setToolTip("Forget the selected file or note (Delete key)")
@@ -305,6 +324,8 @@ class MemoryPage(QWidget):
 
     def _selection_changed(self) -> None:
         self.forget_button.setEnabled(self.selected() is not None)
+        if self.message.text() in _HINTS.values():  # a hint, not what an action said: it follows the selection
+            self.message.setText(hint_for(entry_of(self.tree.currentItem())))
         self.tidy.select([e for item in self.tree.selectedItems() if (e := entry_of(item)) is not None])
 
     def context(self) -> tuple[str, str | None]:
