@@ -66,7 +66,8 @@ def test_the_tree_shows_workspaces_projects_files_and_notes(stocked: Desktop, qt
     qtbot.waitUntil(lambda: page.tree.topLevelItemCount() == 1 and page.tree.topLevelItem(0).childCount() == 1,
                     timeout=30_000)
     workspace = page.tree.topLevelItem(0)
-    assert workspace.text(0).startswith("default — ") and "2 files" in workspace.text(0)
+    assert workspace.text(0).startswith("My memory — ") and "2 files" in workspace.text(0)
+    assert "workspace “default”" in workspace.toolTip(0), "the name the command line uses"
     project = page.tree.topLevelItem(0).child(0)
     assert project.text(0).startswith("ops — ") and texts(project) == ["Loading…"], "its contents load when opened"
     project = open_project(page, qtbot)
@@ -85,6 +86,19 @@ def test_the_tree_shows_workspaces_projects_files_and_notes(stocked: Desktop, qt
     page.message.setText("Added the note to ops.")  # as an action says it
     page.tree.setCurrentItem(project)
     assert page.message.text() == "Added the note to ops.", "what an action said stays"
+
+
+def test_a_note_without_a_project_is_under_no_project(stocked: Desktop, qtbot: Any) -> None:
+    page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
+    page.note.setPlainText("Buy milk on the way home.")
+    assert page.project.text() == "" and page.project.placeholderText().startswith("No project")
+    with qtbot.waitSignal(page.note_added, timeout=30_000) as added:
+        page.add_button.click()
+    assert added.args == ["Added the note."]
+    assert stocked.engine.call("wake_up", {"project": "general"}).result.recent[0].content.startswith("Buy milk")
+    qtbot.waitUntil(lambda: page.project_item("default", "general") is not None, timeout=30_000)
+    item = page.project_item("default", "general")
+    assert item.text(0).startswith("No project — 1 memory") and "project “general”" in item.toolTip(0)
 
 
 def test_adding_a_note_stores_it_and_shows_it(stocked: Desktop, qtbot: Any) -> None:

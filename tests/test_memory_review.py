@@ -154,7 +154,7 @@ def test_review_lists_repeats_near_duplicates_and_history_and_merges_a_pair(desk
     with _wait_job(desktop, qtbot, "Reviewing duplicates and history"):
         page.tidy.review_button.click()
     dialog = page.tidy.review_dialog
-    assert dialog is not None and dialog.isVisible() and dialog.windowTitle() == "Review — default, project ops"
+    assert dialog is not None and dialog.isVisible() and dialog.windowTitle() == "Review — My memory, project ops"
     assert dialog.summary.text().startswith("1 note was written more than once, 1 pair of notes is alike enough")
     assert [dialog.tabs.tabText(i) for i in range(3)] == [
         "Written more than once (1)", "Near duplicates (1)", "History (1)"]

@@ -31,6 +31,7 @@ from engram.core import Engine
 from engram.core.tools.results import Forgotten
 
 from .jobs import Job, Jobs
+from .names import project_label, workspace_label
 
 ANY = "Any"
 #: The kinds a person picks from, in their words, and the tool's names for them.
@@ -63,7 +64,7 @@ class ForgetDialog(QDialog):
                  project: str | None, on_forgotten: Callable[[str], None]) -> None:
         """``on_forgotten(sentence)`` is told what went once it has gone."""
         super().__init__(parent)
-        self.setWindowTitle(f"Forget memories — {workspace}")
+        self.setWindowTitle(f"Forget memories — {workspace_label(workspace, engine.settings.store.default_workspace)}")
         self.setAccessibleName("Forget memories by filter")
         self._jobs, self._engine, self.workspace = jobs, engine, workspace
         self._on_forgotten = on_forgotten
@@ -72,9 +73,11 @@ class ForgetDialog(QDialog):
         self.words.setPlaceholderText("e.g. staging server (optional: memories with these words or near them)")
         self.project = QComboBox()
         self.project.setAccessibleName("Project")
-        self.project.addItems([ANY, *projects])
+        self.project.addItem(ANY, None)
+        for name in projects:
+            self.project.addItem(project_label(name), name)
         if project in projects:
-            self.project.setCurrentText(project)
+            self.project.setCurrentIndex(self.project.findData(project))
         self.kind = QComboBox()
         self.kind.setAccessibleName("Kind")
         self.kind.addItems(list(KINDS))
@@ -123,8 +126,8 @@ class ForgetDialog(QDialog):
         out: dict[str, Any] = {"workspace": self.workspace}
         if self.words.text().strip():
             out["query"] = self.words.text().strip()
-        if self.project.currentText() != ANY:
-            out["project"] = self.project.currentText()
+        if self.project.currentData() is not None:
+            out["project"] = self.project.currentData()
         if (kind := KINDS.get(self.kind.currentText())) is not None:
             out["kind"] = kind
         if self.use_since.isChecked():

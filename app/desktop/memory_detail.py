@@ -19,6 +19,7 @@ from engram.core.tools.results import Memory, MemoryList, SourceInfo
 
 from .counts import count_of
 from .jobs import Job, Jobs
+from .names import project_label
 
 #: Where a captured turn's source names its editor and session: ``session:<editor>/<session id>``.
 SESSION_PREFIX = "session:"
@@ -33,7 +34,7 @@ def _when(value: datetime | None) -> str:
 
 def provenance(memory: Memory) -> list[tuple[str, str]]:
     """What the pane lists about a memory, as (label, value) rows in the words a person uses."""
-    rows = [("Project", memory.project), ("Kind", memory.kind if memory.type in ("", memory.kind)
+    rows = [("Project", project_label(memory.project)), ("Kind", memory.kind if memory.type in ("", memory.kind)
                                           else f"{memory.kind} ({memory.type})")]
     if memory.source.startswith(SESSION_PREFIX):
         editor, _, session = memory.source[len(SESSION_PREFIX):].partition("/")
@@ -82,7 +83,7 @@ def note_html(memory: Memory, chain: list[Memory]) -> str:
 
 def file_html(info: SourceInfo) -> str:
     """The pane's page for an ingested file."""
-    rows = [("Project", info.project), ("Passages", f"{info.chunk_count:,}"),
+    rows = [("Project", project_label(info.project)), ("Passages", f"{info.chunk_count:,}"),
             ("Last read", _when(info.ingested_at)), ("Folder", info.root or "—")]
     summary = f"<p style='white-space: pre-wrap'>{html.escape(info.summary)}</p>" if info.summary else ""
     outline = "".join(f"<li>{html.escape(h)}</li>" for h in info.outline[:20])

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from engram.core import Engine, EngramError
 from engram.core.tool_calls import output_of
 from engram.core.tools.results import Deleted, Stored, WorkspaceStatus
+from engram.core.tools.writes import DEFAULT_PROJECT
 from engram.core.workspaces import WorkspacePlace
 
 from .cards import ForgetTarget, ask_to_forget
@@ -45,12 +46,12 @@ from .jobs import Job, Jobs
 from .memory_detail import MemoryDetail
 from .memory_tidy import Tidy
 from .memory_tree import NOTES_SHOWN, ROLE, Entry, Row, entry_of, fill, read_project, read_workspaces, sync
+from .names import NO_PROJECT, cli_names, project_label, workspace_label
 from .shared_dialog import SharedWorkspaceDialog
 from .shell import Shell
 
 #: Writes by anyone are let settle this long before the tree is read again.
 RELOAD_DELAY_MS = 1000
-DEFAULT_PROJECT = "general"
 
 
 W = TypeVar("W", bound=QWidget)
@@ -135,7 +136,8 @@ class MemoryPage(QWidget):
         self.note = _named(QPlainTextEdit(), "Note to remember")
         self.note.setPlaceholderText("Something to remember, e.g. we deploy on Tuesdays after the review.")
         self.note.setTabChangesFocus(True)
-        self.project = _named(QLineEdit(DEFAULT_PROJECT), "Project of the note")
+        self.project = _named(QLineEdit(), "Project of the note")
+        self.project.setPlaceholderText(f"{NO_PROJECT} (or a project's name)")
         self.add_button = _named(QPushButton("Add"), "Add the note")
         self.add_button.clicked.connect(self.add_note)
         add = _named(QGroupBox("Add a note"), "Add a note")
@@ -198,23 +200,25 @@ class MemoryPage(QWidget):
         listed = list(job.result)
         if len(listed) == 1 and _untouched(listed[0][0], listed[0][1], self.engine.settings.store.default_workspace):
             listed = []  # the default workspace made on first use, still empty: nothing is stored yet
+        default = self.engine.settings.store.default_workspace
         for name, status in listed:
+            label = workspace_label(name, default)
             if isinstance(status, EngramError):
-                rows.append((f"{name} — could not be read: {status.message}", Entry("workspace", name), ""))
+                rows.append((f"{label} — could not be read: {status.message}", Entry("workspace", name), ""))
                 continue
             shared = " (shared)" if status.shared_at else ""
-            text = (f"{name}{shared} — {count_of(status.memories, 'memory', 'memories')}, "
+            text = (f"{label}{shared} — {count_of(status.memories, 'memory', 'memories')}, "
                     f"{count_of(status.sources, 'file', 'files')}")
             where = f"Shared: {status.shared_at}" if status.shared_at else f"On this computer: {status.folder}"
-            rows.append((text, Entry("workspace", name), where))
+            rows.append((text, Entry("workspace", name), " ".join(filter(None, [where, cli_names(name, default)]))))
         if not rows:
             rows.append(("Nothing stored yet: add a note or remember a folder.", Entry("empty"), ""))
         for item, (name, status) in zip(sync(root, rows), listed, strict=False):
             if isinstance(status, EngramError):
                 continue
-            projects = [(f"{p.project} — {count_of(p.memories, 'memory', 'memories')}, "
-                         f"{count_of(p.sources, 'file', 'files')}", Entry("project", name, p.project), "")
-                        for p in status.projects]
+            projects = [(f"{project_label(p.project)} — {count_of(p.memories, 'memory', 'memories')}, "
+                         f"{count_of(p.sources, 'file', 'files')}", Entry("project", name, p.project),
+                         cli_names(name, "", p.project)) for p in status.projects]
             for project, p in zip(sync(item, projects), status.projects, strict=True):
                 if project.childCount() == 0:  # new: a placeholder until it is opened
                     project.addChild(fill(QTreeWidgetItem(), ("Loading…", Entry("loading", name, p.project), "")))
@@ -405,7 +409,8 @@ class MemoryPage(QWidget):
             return
         self.note.clear()
         self.reload()
-        self._say_added(f"Added the note to {output_of(job.result, Stored).result.project}.")
+        project = output_of(job.result, Stored).result.project
+        self._say_added("Added the note." if project == DEFAULT_PROJECT else f"Added the note to {project}.")
 
     def _say_added(self, text: str) -> None:
         self.message.setText(text)

@@ -27,6 +27,7 @@ from engram.core.tools.results import Memory, Review
 
 from .counts import count_of
 from .jobs import Job, Jobs
+from .names import project_label, workspace_label
 
 #: Memories listed per list (the tool's most).
 LISTED = 200
@@ -55,7 +56,8 @@ class ReviewDialog(QDialog):
         """``show(workspace, id)`` shows a note in the detail pane; ``merge(workspace, a, b, then)`` asks and
         merges two notes, calling ``then`` when done."""
         super().__init__(parent)
-        where = f"{workspace}, project {project}" if project else workspace
+        shown = workspace_label(workspace, engine.settings.store.default_workspace)
+        where = f"{shown}, project {project_label(project)}" if project else shown
         self.setWindowTitle(f"Review — {where}")
         self.setAccessibleName("Review duplicates and history")
         self._jobs, self._engine = jobs, engine
@@ -121,10 +123,10 @@ class ReviewDialog(QDialog):
         self.tabs.setTabText(0, f"Written more than once ({review.seen_again_total:,})")
         self.tabs.setTabText(1, f"Near duplicates ({review.near_pairs_total:,})")
         self.tabs.setTabText(2, f"History ({review.superseded_total:,})")
-        self._fill(self.repeats, [([f"{m.seen_count}×", _gist(m), m.project], [m.id]) for m in review.seen_again])
+        self._fill(self.repeats, [([f"{m.seen_count}×", _gist(m), project_label(m.project)], [m.id]) for m in review.seen_again])
         self._fill(self.pairs, [([f"{p.similarity:.2f}", _gist(p.first, 60), _gist(p.second, 60)],
                                  [p.first.id, p.second.id]) for p in review.near_pairs])
-        self._fill(self.history, [([f"{m.valid_to:%Y-%m-%d}" if m.valid_to else "", _gist(m), m.project], [m.id])
+        self._fill(self.history, [([f"{m.valid_to:%Y-%m-%d}" if m.valid_to else "", _gist(m), project_label(m.project)], [m.id])
                                   for m in review.superseded])
         self._selection()
 

@@ -19,6 +19,7 @@ from engram.core import Engine
 from engram.core.transfer.results import Exported, Imported
 
 from .jobs import Job, Jobs
+from .names import project_label, workspace_label
 
 Say = Callable[[str], None]
 
@@ -50,9 +51,12 @@ class TransferActions:
 
     # ------------------------------------------------------------------ export
 
+    def _label(self, workspace: str) -> str:
+        return workspace_label(workspace, self._engine.settings.store.default_workspace)
+
     def choose_export(self, workspace: str, project: str | None) -> QFileDialog:
         """Ask where to put an export of ``workspace`` (or its ``project``), then write it there in a job."""
-        what = f"project {project}" if project else f"workspace {workspace}"
+        what = f"project {project_label(project)}" if project else self._label(workspace)
         return self._dialog(f"Export {what} into a folder", QFileDialog.FileMode.Directory,
                             lambda parent: self.export(parent, workspace, project))
 
@@ -60,7 +64,7 @@ class TransferActions:
         """Write the export into a new folder inside ``parent`` (a job)."""
         folder = Path(parent) / export_folder_name(workspace, project, datetime.now())
         engine = self._engine
-        return self._jobs.submit("task", f"Exporting {project or workspace}",
+        return self._jobs.submit("task", f"Exporting {project_label(project) if project else self._label(workspace)}",
                                  lambda report: engine.export_workspace(folder, workspace=workspace, project=project),
                                  on_done=self._exported)
 
@@ -95,7 +99,7 @@ class TransferActions:
             self._say(f"Nothing to import from {path}: " + counted.summary().replace(" Nothing was written (--dry-run).",
                                                                                      ""))
             return
-        box = QMessageBox(QMessageBox.Icon.Question, "Import", f"Import into {workspace}?", parent=self._parent)
+        box = QMessageBox(QMessageBox.Icon.Question, "Import", f"Import into {self._label(workspace)}?", parent=self._parent)
         box.setWindowModality(Qt.WindowModality.WindowModal)
         box.setInformativeText(counted.summary().replace(" Nothing was written (--dry-run).", "").replace(
             "would import", "This would import", 1) + "\n\nA note already remembered is counted on it, not stored "
