@@ -101,7 +101,7 @@ class MaintenanceSchedule:
         try:
             self._writer.submit(self._begin, store, policy, settle)
         except WriterClosed:
-            self._finished(store)
+            self._finished(store, again=False)
 
     def _begin(self, store: WorkspaceStore, policy: MaintenancePolicy, settle: bool) -> None:
         self._step(store, self._plan(store, policy.vector_index_min_rows, policy.keep_versions, settle=settle))
@@ -151,12 +151,21 @@ class MaintenanceSchedule:
         with self._lock:
             return self._longest_step, self._step_seconds
 
-    def _finished(self, store: WorkspaceStore) -> None:
+    def _finished(self, store: WorkspaceStore, *, again: bool = True) -> None:
+        policy = self._policy()
         with self._lock:
             self._running.discard(id(store))
             self._runs += 1
+            # Writes that outpaced the run (a full round of them landed while it ran, so none of their commits
+            # could start one) get the next run now, not on the next write, which may never come.
+            again = (again and not self._closing and policy.every_commits > 0
+                     and (store.derived.maintenance.pending_commits or 0) >= policy.every_commits)
+            if again:
+                self._running.add(id(store))
             self._wake.notify_all()
-        logger.debug("maintained workspace '%s'", store.name)
+        logger.debug("maintained workspace '%s'%s", store.name, "; another run is due" if again else "")
+        if again:
+            self._start(store, policy, settle=False)
 
     def _idle_loop(self) -> None:
         with self._lock:
