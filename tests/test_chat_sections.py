@@ -106,3 +106,51 @@ def test_without_section_analysis_a_long_question_is_refused_or_said_to_be_too_l
     engine.settings.chat.analysis_workers = 2
     with pytest.raises(InvalidArgument, match="1,000,000"):
         engine.chat("z" * 1_000_001, model=ScriptedModel([]))
+
+
+def _long_note(engine: Engine) -> str:
+    filler = "The runbook repeats that every deploy waits for the review and the green build. "
+    text = filler * 60 + "the secret number is 4242. " + filler * 60  # ~10,000 characters
+    return engine.call("store", {"content": text, "title": "Long runbook", "project": "ops"}).result.id
+
+
+def test_a_long_tool_answer_is_read_in_sections_and_its_original_can_be_read(engine: Engine) -> None:
+    long_id = _long_note(engine)
+    events: list[Any] = []
+
+    def read_it(messages: list[dict[str, Any]], tools: Any) -> str:
+        assert SECTION not in [t["function"]["name"] for t in tools], "nothing read in sections yet"
+        return call("get_memory", ids=[long_id])
+
+    def check(messages: list[dict[str, Any]], tools: Any) -> str:
+        shown = [m["content"] for m in messages if m["role"] == "tool"][-1]
+        assert "number 4242" in shown and "read in" in shown and len(shown) < 4000, "the notes stand in for it"
+        assert SECTION in [t["function"]["name"] for t in tools], "offered once a long answer was read"
+        return call(SECTION, source="r2", start=0, end=200)
+
+    def answer(messages: list[dict[str, Any]], tools: Any) -> str:
+        original = [m["content"] for m in messages if m["role"] == "tool"][-1]
+        assert long_id in original, "read_chat_section reads the tool's own answer, exactly"
+        return f"The secret number is 4242 [{long_id}]."
+
+    model = Reading([read_it, check, answer], context=8192)
+    turn = engine.chat("What does the long runbook say the secret number is?", model=model, on_event=events.append)
+    assert turn.answer == f"The secret number is 4242 [{long_id}]." and turn.cited == [long_id]
+    assert model.read and [n for n, _ in model.read] == list(range(1, len(model.read) + 1)), "every section"
+    assert any(n.startswith("The answer of get_memory (") and "sections" in n for n in turn.notes)
+    assert any(isinstance(e, ChatProgress) for e in events)
+    assert [s.name for s in turn.steps] == ["search", "get_memory", SECTION] and not any(s.error for s in turn.steps)
+
+
+def test_without_section_analysis_a_long_tool_answer_is_cut_and_readable_exactly(engine: Engine) -> None:
+    engine.settings.chat.analysis_workers = 0
+    long_id = _long_note(engine)
+
+    def check(messages: list[dict[str, Any]], tools: Any) -> str:
+        shown = [m["content"] for m in messages if m["role"] == "tool"][-1]
+        assert "— cut at 4,000 of " in shown and 'read_chat_section(source="r2"' in shown
+        return call(SECTION, source="r2", start=shown.index("— cut") - 100)
+
+    model = ScriptedModel([call("get_memory", ids=[long_id]), check, f"It is 4242 [{long_id}]."])
+    turn = engine.chat("What does the long runbook say the secret number is?", model=model)
+    assert turn.cited == [long_id] and [s.error for s in turn.steps] == [False, False, False]

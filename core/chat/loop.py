@@ -33,7 +33,7 @@ from .model import ChatModel
 from .sections import EXCERPT_CHARS, AnalysisFailed, analyze
 from .stream import CallFilter
 from .summary import due, summarize, to_cover
-from .toolbox import CHAT_READS, HISTORY, SECTION, ChatToolbox, tool_specs
+from .toolbox import CHAT_READS, HISTORY, SECTION, ChatToolbox, ToolOutcome, evidence_ids, tool_specs
 from .toolcalls import ParsedReply, ToolCall, call_shape, parse_reply
 
 INSTRUCTIONS = (
@@ -186,6 +186,7 @@ class _Turn:
         self.question = ""
         self.spent = 0  # tokens of research's model calls: what its budget counts (a summary's are not)
         self.draft = ""  # an answer research wrote without citing what it read: kept if asking again fails
+        self.deadline = 0.0  # research's
 
     def note(self, text: str) -> None:
         self.result.notes.append(text)
@@ -287,12 +288,15 @@ class _Turn:
     # ----------------------------------------------------------- research
 
     def _research(self, tools: list[dict[str, Any]], deadline: float) -> None:
+        self.deadline = deadline
         quiet = 0 if self._run_calls("", [ToolCall("search", {"query": seed_query(self.question)}, "")], []) else 1
         while True:
             ended = self._should_end(quiet, deadline)
             if ended is not None:
                 self.result.ended = ended
                 return
+            if self.toolbox.originals and SECTION not in (t["function"]["name"] for t in tools):
+                tools = tool_specs(history=self.number > 1, sections=True)  # a long result was read in sections
             fitted = fit(self.conversation, self.number, self.model, tools, INSTRUCTIONS,
                          reserve=self.budgets.max_tokens)
             if fitted is None:
@@ -385,6 +389,8 @@ class _Turn:
                                         False, 0)
             else:
                 outcome = self.toolbox.run(call)
+                if outcome.whole is not None:
+                    outcome = self._read_long_result(call.name, outcome)
                 fresh = [i for i in outcome.ids if i not in self.seen]
                 self.seen.update(dict.fromkeys(sorted(fresh)))
                 text_out, error, new = outcome.text, outcome.error, len(fresh)
@@ -405,6 +411,31 @@ class _Turn:
                                   research=True)
             self.emit(ChatNote(f"A tool call could not be read: {problem}"))
         return progress
+
+    def _read_long_result(self, tool: str, outcome: ToolOutcome) -> ToolOutcome:
+        """A tool's answer longer than the chat's budget, read in sections like a long question: the readers' notes
+        stand in for it, and ``read_chat_section`` reads the original. Without section analysis, or when it
+        fails, the model keeps the answer's start and may read the rest with ``read_chat_section``."""
+        whole = outcome.whole or ""
+        source = f"r{self.step}"
+        self.toolbox.originals[source] = whole
+        rest = (f'\n(read_chat_section(source="{source}", start, end) reads the whole answer, {len(whole):,} '
+                "characters, exactly.)")
+        if self.budgets.analysis_workers == 0:
+            return ToolOutcome(outcome.text + rest, outcome.ids)
+        try:
+            found = analyze(self.model, whole, source=source, question=self.question,
+                            readers=self.budgets.analysis_workers, deadline=self.deadline,
+                            progress=lambda text: self.emit(ChatProgress(text)), stop=self.stop, clock=self.clock)
+        except AnalysisFailed as exc:
+            self.note(f"A long answer of {tool} could not be read in sections ({exc.message}); the model reads its "
+                      "start.")
+            return ToolOutcome(outcome.text + rest, outcome.ids)
+        self.spent += found.tokens
+        self.result.tokens += found.tokens
+        self.note(f"The answer of {tool} ({found.chars:,} characters) was read in {len(found.sections)} sections in "
+                  f"{found.seconds:.0f} s.")
+        return ToolOutcome(found.report(whole[:EXCERPT_CHARS]), evidence_ids(whole))
 
     def _what_is_new(self) -> str:
         """What a repeated call is told: the searches made so far, and what would find something new."""

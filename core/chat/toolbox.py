@@ -28,6 +28,10 @@ CHAT_READS = ("search", "get_memory", "neighbors", "file_chunks", "file_summary"
               "graph_scope", "status", "wake_up")
 HISTORY = "conversation_history"
 HISTORY_CHARS = 4000
+#: Reading tools whose answer may be longer than the chat's budget: run at the tools' own cap, an answer longer
+#: than the budget is kept whole for the loop to read in sections (``ToolOutcome.whole``).
+LONG_READS = frozenset({"get_memory", "file_chunks"})
+LONG_READ_CHARS = 12000
 #: Earlier messages a search of the history lists, and the places in each it shows (characters around each).
 HISTORY_MATCHES = 8
 PLACES = 3
@@ -104,6 +108,8 @@ class ToolOutcome:
     text: str
     ids: frozenset[str] = field(default_factory=frozenset)
     error: bool = False
+    #: The whole answer when ``text`` is its start, cut at the chat's budget (a long read; see ``LONG_READS``).
+    whole: str | None = None
 
 
 def evidence_ids(text: str) -> frozenset[str]:
@@ -133,7 +139,7 @@ class ChatToolbox:
         if outcome.ids and not outcome.error:
             example = next(iter(sorted(outcome.ids)))
             return ToolOutcome(f"{outcome.text}\n\nCite what you use by its id in square brackets, e.g. [{example}].",
-                               outcome.ids)
+                               outcome.ids, whole=outcome.whole)
         return outcome
 
     def _run(self, call: ToolCall) -> ToolOutcome:
@@ -149,12 +155,22 @@ class ChatToolbox:
                 return ToolOutcome(self._section(**arguments))
             if call.name == "search":
                 return self._search(arguments)
+            if call.name in LONG_READS and self.max_chars < LONG_READ_CHARS:
+                return self._long_read(call.name, arguments)
             text, _ = self.runner(call.name, self._sized(call.name, arguments))
         except EngramError as exc:
             return ToolOutcome(f"Error: {exc.message}", error=True)
         if len(text) > self.max_chars:  # a tool that takes no max_chars: cut here, saying so
             text = text[:self.max_chars] + f"\n— cut at {self.max_chars:,} characters."
         return ToolOutcome(text, evidence_ids(text))
+
+    def _long_read(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """A reading tool run at the tools' own cap: an answer over the chat's budget is cut here, kept whole."""
+        text, _ = self.runner(name, {**arguments, "max_chars": LONG_READ_CHARS})
+        if len(text) <= self.max_chars:
+            return ToolOutcome(text, evidence_ids(text))
+        shown = text[:self.max_chars] + f"\n— cut at {self.max_chars:,} of {len(text):,} characters."
+        return ToolOutcome(shown, evidence_ids(shown), whole=text)
 
     def _sized(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         return {**arguments, "max_chars": self.max_chars} if name in self.sized else arguments
