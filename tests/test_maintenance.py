@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -128,49 +129,44 @@ class FakeStore:
         return [first, lambda: self.log.append("step 2"), lambda: self.log.append("step 3")]
 
 
-def test_a_write_waits_for_one_maintenance_step_not_for_all_of_them() -> None:
+@contextmanager
+def held_run(every_commits: int) -> Iterator[tuple[Writer, MaintenanceSchedule, FakeStore]]:
+    """A writer and a schedule over a ``FakeStore`` with ``every_commits`` commits pending and a run started and
+    held at its first step (``store.gate`` releases it)."""
     writer = Writer()
-    log: list[str] = []
-    gate, started = threading.Event(), threading.Event()
-    store = FakeStore(log, gate, started)
-    schedule = MaintenanceSchedule(writer, lambda: MaintenancePolicy(every_commits=1, idle_sec=3600), plan=store.plan)
+    store = FakeStore([], threading.Event(), threading.Event())
+    schedule = MaintenanceSchedule(writer, lambda: MaintenancePolicy(every_commits=every_commits, idle_sec=3600),
+                                   plan=store.plan)
     try:
-        store.derived.maintenance.pending_commits = 1
+        store.derived.maintenance.pending_commits = every_commits
         writer.run(schedule.committed, store)
-        assert started.wait(10)
-        write = writer.submit(lambda: log.append("write"))
-        gate.set()
-        write.result(timeout=10)
-        assert schedule.wait_idle(10)
-        assert log == ["step 1", "write", "step 2", "step 3"]
+        assert store.started.wait(10)
+        yield writer, schedule, store
     finally:
-        gate.set()
+        store.gate.set()
         schedule.close()
         writer.close()
+
+
+def test_a_write_waits_for_one_maintenance_step_not_for_all_of_them() -> None:
+    with held_run(1) as (writer, schedule, store):
+        write = writer.submit(lambda: store.log.append("write"))
+        store.gate.set()
+        write.result(timeout=10)
+        assert schedule.wait_idle(10)
+        assert store.log == ["step 1", "write", "step 2", "step 3"]
 
 
 def test_writes_that_outpace_a_run_get_the_next_run_when_it_ends() -> None:
-    writer = Writer()
-    log: list[str] = []
-    gate, started = threading.Event(), threading.Event()
-    store = FakeStore(log, gate, started)
-    schedule = MaintenanceSchedule(writer, lambda: MaintenancePolicy(every_commits=2, idle_sec=3600), plan=store.plan)
-    try:
-        store.derived.maintenance.pending_commits = 2
-        writer.run(schedule.committed, store)
-        assert started.wait(10)
+    with held_run(2) as (_writer, schedule, store):
         for _ in range(3):  # a full round of commits while the run is held at its first step: none can start one
             store.derived.maintenance.pending_commits += 1
             schedule.committed(store)
-        started.clear()
-        gate.set()
-        assert started.wait(10), "the next run starts when this one ends, without waiting for another write"
+        store.started.clear()
+        store.gate.set()
+        assert store.started.wait(10), "the next run starts when this one ends, without waiting for another write"
         assert schedule.wait_idle(10)
-        assert log == ["step 1", "step 2", "step 3"] * 2 and schedule.runs == 2
-    finally:
-        gate.set()
-        schedule.close()
-        writer.close()
+        assert store.log == ["step 1", "step 2", "step 3"] * 2 and schedule.runs == 2
 
 
 @pytest.mark.slow
