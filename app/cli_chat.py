@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from engram.core import Engine, Paths, Settings
-from engram.core.chat.loop import (
+from engram.core.chat.events import (
     ChatAnswer,
     ChatEvent,
     ChatNote,

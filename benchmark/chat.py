@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from engram.core import Engine, Settings
-from engram.core.chat.loop import INSTRUCTIONS, ChatEvent, ChatText, ChatTurn
+from engram.core.chat.events import ChatEvent, ChatText, ChatTurn
+from engram.core.chat.loop import INSTRUCTIONS
 from engram.core.chat.model import LocalChatModel
 from engram.core.chat.toolbox import tool_specs
 from engram.core.errors import EngramError, NotFound

@@ -28,7 +28,7 @@ from .capture.ledger import Ledger
 from .capture.worker import CaptureReport, CaptureWorker, capture_file
 from .catalog import TOOLS, validate_call
 from .chat.conversation import ConversationStore
-from .chat.loop import ChatEvent, ChatNote, ChatTurn, ModelDownload
+from .chat.events import ChatEvent, ChatNote, ChatTurn, ModelDownload
 from .chat.model import ChatModel, LocalChatModel
 from .chat.remote import RemoteChatModel
 from .chat.runner import chat_turn

@@ -15,7 +15,7 @@ from engram.app.desktop.ask_page import ChatPanel
 from engram.app.desktop.chat_view import ToolLine, linked_answer
 from engram.app.desktop.desktop import Desktop
 from engram.core import Paths
-from engram.core.chat.loop import ChatTurn
+from engram.core.chat.events import ChatTurn
 from engram.core.settings_file import set_value
 
 from .chat_support import ScriptedModel, call, first_id
@@ -168,7 +168,7 @@ def test_an_answer_is_escaped_before_its_citations_become_links() -> None:
 
 def test_reading_a_long_question_shows_one_progress_line_updated_in_place(qapp: Any) -> None:
     from engram.app.desktop.chat_view import ChatView
-    from engram.core.chat.loop import ChatNote, ChatProgress
+    from engram.core.chat.events import ChatNote, ChatProgress
 
     view = ChatView()
     view.add_question("A very long paste…")
@@ -183,7 +183,7 @@ def test_reading_a_long_question_shows_one_progress_line_updated_in_place(qapp: 
 
 def test_an_answer_asked_again_for_its_citations_gets_a_reply_of_its_own(qapp: Any) -> None:
     from engram.app.desktop.chat_view import ChatView
-    from engram.core.chat.loop import ChatAnswer, ChatNote, ChatText
+    from engram.core.chat.events import ChatAnswer, ChatNote, ChatText
 
     view = ChatView()
     view.add_question("When do we deploy?")

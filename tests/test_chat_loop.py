@@ -14,8 +14,8 @@ import pytest
 from engram.core import Engine
 from engram.core.catalog import TOOLS
 from engram.core.chat.conversation import Conversation, ConversationStore
+from engram.core.chat.events import ChatAnswer, ChatNote, ChatText, ToolFinished, ToolStarted
 from engram.core.chat.history import fit_messages
-from engram.core.chat.loop import ChatAnswer, ChatNote, ChatText, ToolFinished, ToolStarted
 from engram.core.chat.stream import CallFilter
 from engram.core.chat.toolbox import CHAT_READS, HISTORY, tool_specs
 from engram.core.errors import InvalidArgument, ModelError, NotFound

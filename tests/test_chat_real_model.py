@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from engram.core import Engine, Paths, Settings
-from engram.core.chat.loop import ChatText, ToolFinished
+from engram.core.chat.events import ChatText, ToolFinished
 
 MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 FOLDER = Path(os.environ.get("ENGRAM_BENCH_MODELS", str(Path("~/.cache/engram/bench-models").expanduser())))

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from engram.core import Engine
-from engram.core.chat.loop import ChatProgress
+from engram.core.chat.events import ChatProgress
 from engram.core.chat.sections import OVERLAP, READER_INSTRUCTIONS, split
 from engram.core.chat.toolbox import SECTION
 from engram.core.errors import InvalidArgument, ModelError

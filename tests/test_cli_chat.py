@@ -16,7 +16,7 @@ import pytest
 
 from engram.app import cli, cli_chat
 from engram.core import Engine, Paths, Settings
-from engram.core.chat.loop import ChatAnswer, ChatNote, ChatText, ModelDownload, ToolFinished, ToolStarted
+from engram.core.chat.events import ChatAnswer, ChatNote, ChatText, ModelDownload, ToolFinished, ToolStarted
 
 from .chat_support import ScriptedModel, call, citing, first_id
 from .conftest import HashingEmbedder

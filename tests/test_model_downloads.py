@@ -316,7 +316,7 @@ def test_a_download_through_the_engine_tells_its_progress_and_outcome(paths: Pat
 @pytest.mark.slow
 def test_the_first_chat_downloads_its_missing_model_with_the_progress_in_the_chat(paths: Paths, server: ModelServer,
                                                                                    gguf: bytes) -> None:
-    from engram.core.chat.loop import ChatNote, ModelDownload
+    from engram.core.chat.events import ChatNote, ModelDownload
 
     settings = Settings.model_validate({"model": {"hub_url": server.url},
                                         "chat": {"local_model": f"acme/smol/{SMOL.file}", "max_tokens": 64,

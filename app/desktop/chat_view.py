@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from engram.core.chat.conversation import Conversation
-from engram.core.chat.loop import (
+from engram.core.chat.events import (
     ChatAnswer,
     ChatNote,
     ChatProgress,

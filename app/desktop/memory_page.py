@@ -210,7 +210,7 @@ class MemoryPage(QWidget):
             text = (f"{label}{shared} — {count_of(status.memories, 'memory', 'memories')}, "
                     f"{count_of(status.sources, 'file', 'files')}")
             where = f"Shared: {status.shared_at}" if status.shared_at else f"On this computer: {status.folder}"
-            rows.append((text, Entry("workspace", name), " ".join(filter(None, [where, cli_names(name, default)]))))
+            rows.append((text, Entry("workspace", name), " ".join(filter(None, [where, cli_names(workspace=name, default=default)]))))
         if not rows:
             rows.append(("Nothing stored yet: add a note or remember a folder.", Entry("empty"), ""))
         for item, (name, status) in zip(sync(root, rows), listed, strict=False):
@@ -218,7 +218,7 @@ class MemoryPage(QWidget):
                 continue
             projects = [(f"{project_label(p.project)} — {count_of(p.memories, 'memory', 'memories')}, "
                          f"{count_of(p.sources, 'file', 'files')}", Entry("project", name, p.project),
-                         cli_names(name, "", p.project)) for p in status.projects]
+                         cli_names(project=p.project)) for p in status.projects]
             for project, p in zip(sync(item, projects), status.projects, strict=True):
                 if project.childCount() == 0:  # new: a placeholder until it is opened
                     project.addChild(fill(QTreeWidgetItem(), ("Loading…", Entry("loading", name, p.project), "")))

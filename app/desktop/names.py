@@ -23,10 +23,11 @@ def project_label(project: str) -> str:
     return NO_PROJECT if project == DEFAULT_PROJECT else project
 
 
-def cli_names(workspace: str, default: str, project: str = "") -> str:
-    """For a tooltip: the names the command line and the AI tools use, where the window shows others."""
+def cli_names(*, workspace: str = "", default: str = "", project: str = "") -> str:
+    """For a tooltip: the names the command line and the AI tools use, where the window shows others (the
+    default workspace ``default``, ``project``)."""
     parts = []
-    if workspace == default:
+    if workspace and workspace == default:
         parts.append(f"workspace “{workspace}”")
     if project == DEFAULT_PROJECT:
         parts.append(f"project “{project}”")

@@ -20,17 +20,29 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ModelError
 from ..models.generation import Completion
 from ..settings import ChatSettings
 from ..tools.reads import QUERY_MAX_CHARS
 from .conversation import Conversation, Message
+from .events import (
+    ChatAnswer,
+    ChatEvent,
+    ChatNote,
+    ChatProgress,
+    ChatText,
+    ChatTurn,
+    Ended,
+    ToolFinished,
+    ToolStarted,
+    ToolStep,
+)
 from .history import fit, fit_messages
 from .model import ChatModel
-from .sections import EXCERPT_CHARS, AnalysisFailed, analyze
+from .sections import EXCERPT_CHARS, Analysis, AnalysisFailed, analyze
 from .stream import CallFilter
 from .summary import due, summarize, to_cover
 from .toolbox import CHAT_READS, HISTORY, SECTION, ChatToolbox, ToolOutcome, evidence_ids, tool_specs
@@ -56,9 +68,6 @@ _CALL_START = re.compile(r'^\{\s*"name"\s*:')
 _BARE_ID = re.compile(r"(?<![0-9a-zA-Z\[])([0-9a-f]{12})(?![0-9a-zA-Z\]])")
 _RESULT_BLOCK = re.compile(r"^\[(?:\d+|\+)\] ([0-9a-f]{12}) ·[^\n]*\n?(.*?)(?=^\[(?:\d+|\+)\] |^— |\Z)", re.M | re.S)
 
-Ended = Literal["answered", "uncited", "no_progress", "timeout", "tokens", "context", "stopped", "no_tools", "model_error"]
-
-
 @dataclass(frozen=True)
 class Budgets:
     no_progress_rounds: int = 4
@@ -72,92 +81,6 @@ class Budgets:
     def from_settings(cls, chat: ChatSettings) -> Budgets:
         return cls(chat.research_no_progress_rounds, chat.research_timeout_sec, chat.research_token_budget,
                    chat.answer_timeout_sec, chat.max_tokens, chat.analysis_workers)
-
-
-@dataclass(frozen=True)
-class ChatText:
-    """A piece of the reply as it is written (``research``: may turn out to be the answer; ``answer``)."""
-
-    text: str
-    phase: Literal["research", "answer"]
-
-
-@dataclass(frozen=True)
-class ToolStarted:
-    step: int
-    name: str
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ToolFinished:
-    step: int
-    name: str
-    text: str
-    error: bool
-    new_ids: int
-    repeated_of: int | None = None
-
-
-@dataclass(frozen=True)
-class ChatNote:
-    text: str
-
-
-@dataclass(frozen=True)
-class ChatProgress(ChatNote):
-    """How far a long step is (a long question read in sections): shown, not kept among the turn's notes."""
-
-
-@dataclass(frozen=True)
-class ModelDownload:
-    """The chat model is being downloaded (the first local chat, once): bytes done of total."""
-
-    model: str
-    done: int
-    total: int
-
-
-@dataclass(frozen=True)
-class ChatAnswer:
-    text: str
-    cited: tuple[str, ...]
-    fallback: bool
-
-
-ChatEvent = ChatText | ToolStarted | ToolFinished | ChatNote | ChatProgress | ModelDownload | ChatAnswer
-
-
-@dataclass(frozen=True)
-class ToolStep:
-    step: int
-    name: str
-    arguments: dict[str, Any]
-    error: bool
-    new_ids: int
-    repeated_of: int | None
-
-
-@dataclass
-class ChatTurn:
-    """What one turn did and said."""
-
-    conversation: str
-    answer: str = ""
-    cited: list[str] = field(default_factory=list)  # memory ids cited that research read
-    unread_citations: list[str] = field(default_factory=list)  # ids cited that no tool returned in this turn
-    steps: list[ToolStep] = field(default_factory=list)
-    evidence: list[str] = field(default_factory=list)  # memory ids the tools returned, in order
-    rounds: int = 0
-    tokens: int = 0  # prompt tokens read and tokens written by every model call of the turn
-    evaluated: int = 0  # of the prompt tokens, those the model evaluated (the rest were reused from its last call)
-    seconds: float = 0.0
-    ended: Ended = "answered"
-    fallback: bool = False
-    notes: list[str] = field(default_factory=list)
-    #: A long question read in sections first: how many sections, and the seconds it took.
-    sections: int = 0
-    analysis_seconds: float = 0.0
 
 
 def run_turn(conversation: Conversation, question: str, *, model: ChatModel, toolbox: ChatToolbox,
@@ -261,20 +184,14 @@ class _Turn:
             self.note(f"The question ({len(asked.content):,} characters) is too long for the model's context, and "
                       "section analysis is off (chat.analysis_workers is 0).")
             return False
-        source = f"q{self.number}"
         try:
-            found = analyze(self.model, asked.content, source=source, question=asked.content,
-                            readers=self.budgets.analysis_workers, deadline=deadline,
-                            progress=lambda text: self.emit(ChatProgress(text)), stop=self.stop, clock=self.clock)
+            found = self._analyze(asked.content, f"q{self.number}", asked.content, deadline)
         except AnalysisFailed as exc:
             self.result.ended = "stopped" if self.stop() else "context"
             self.note(f"The long question could not be read: {exc.message}")
             return False
-        self.spent += found.tokens
-        self.result.tokens += found.tokens
         self.result.sections, self.result.analysis_seconds = len(found.sections), found.seconds
         asked.shown = found.report(asked.content[:EXCERPT_CHARS])
-        self.toolbox.originals[source] = asked.content
         self.note(f"The question ({found.chars:,} characters) was read in {len(found.sections)} sections in "
                   f"{found.seconds:.0f} s.")
         if self.model.prompt_tokens([{"role": "system", "content": INSTRUCTIONS}, asked.as_template()],
@@ -412,27 +329,38 @@ class _Turn:
             self.emit(ChatNote(f"A tool call could not be read: {problem}"))
         return progress
 
+    def _analyze(self, text: str, source: str, question: str, deadline: float) -> Analysis:
+        """Read ``text`` in sections (``sections.analyze``) as ``source``: its tokens are research's, and
+        ``read_chat_section`` reads the original from now on.
+
+        Raises:
+            AnalysisFailed: as ``sections.analyze`` (the original is kept all the same).
+        """
+        self.toolbox.originals[source] = text
+        found = analyze(self.model, text, source=source, question=question, readers=self.budgets.analysis_workers,
+                        deadline=deadline, progress=lambda said: self.emit(ChatProgress(said)), stop=self.stop,
+                        clock=self.clock)
+        self.spent += found.tokens
+        self.result.tokens += found.tokens
+        return found
+
     def _read_long_result(self, tool: str, outcome: ToolOutcome) -> ToolOutcome:
         """A tool's answer longer than the chat's budget, read in sections like a long question: the readers' notes
         stand in for it, and ``read_chat_section`` reads the original. Without section analysis, or when it
         fails, the model keeps the answer's start and may read the rest with ``read_chat_section``."""
         whole = outcome.whole or ""
         source = f"r{self.step}"
-        self.toolbox.originals[source] = whole
         rest = (f'\n(read_chat_section(source="{source}", start, end) reads the whole answer, {len(whole):,} '
                 "characters, exactly.)")
         if self.budgets.analysis_workers == 0:
+            self.toolbox.originals[source] = whole
             return ToolOutcome(outcome.text + rest, outcome.ids)
         try:
-            found = analyze(self.model, whole, source=source, question=self.question,
-                            readers=self.budgets.analysis_workers, deadline=self.deadline,
-                            progress=lambda text: self.emit(ChatProgress(text)), stop=self.stop, clock=self.clock)
+            found = self._analyze(whole, source, self.question, self.deadline)
         except AnalysisFailed as exc:
             self.note(f"A long answer of {tool} could not be read in sections ({exc.message}); the model reads its "
                       "start.")
             return ToolOutcome(outcome.text + rest, outcome.ids)
-        self.spent += found.tokens
-        self.result.tokens += found.tokens
         self.note(f"The answer of {tool} ({found.chars:,} characters) was read in {len(found.sections)} sections in "
                   f"{found.seconds:.0f} s.")
         return ToolOutcome(found.report(whole[:EXCERPT_CHARS]), evidence_ids(whole))

@@ -13,7 +13,8 @@ from pathlib import Path
 from ..errors import InvalidArgument
 from ..settings import Settings
 from .conversation import ConversationStore
-from .loop import Budgets, ChatEvent, ChatTurn, run_turn
+from .events import ChatEvent, ChatTurn
+from .loop import Budgets, run_turn
 from .model import ChatModel
 from .sections import MAX_SOURCE_CHARS
 from .toolbox import ChatToolbox, Runner
