@@ -14,7 +14,7 @@ from .errors import InvalidArgument
 from .recall.plan import EVIDENCE_TOOLS, PlanTools
 from .recall.render import format_recall
 from .recall.run import recall_rows
-from .tools import forget, formats, overview, reads, review, writes
+from .tools import forget, formats, overview, reads, review, tidy, writes
 from .tools.spec import Tool, describe_validation_error
 from .tools.spec import args_model as _args_model
 from .tools.spec import call_model as _call_model
@@ -33,6 +33,7 @@ _ENGINE_TOOLS = (
     Tool("device_context", overview.device_context, formats.format_device, idempotent=True),
     Tool("wake_up", overview.wake_up, formats.format_wake_up, idempotent=True, budgeted=True),
     Tool("store", writes.store, formats.format_stored, write=True),
+    Tool("tidy", tidy.tidy, formats.format_tidied, write=True),
     Tool("delete", writes.delete, formats.format_deleted, write=True, destructive=True, idempotent=False),
     Tool("forget", forget.forget, formats.format_forgotten, write=True, destructive=True, idempotent=False),
     Tool("kg_edit", writes.kg_edit, formats.format_fact_change, write=True, destructive=True),

@@ -176,10 +176,15 @@ class UpkeepSettings(_Group):
 
     duplicates: Literal["near", "exact", "off"] = Field("near", description=(
         "A note or turn written again is counted on the stored one instead of stored twice: near (the same text, "
-        "or a vector at least near_threshold alike), exact (the same text, case and spacing aside) or off."))
-    near_threshold: float = Field(0.95, ge=0.8, le=1.0, description=(
+        "or a note at least near_threshold alike with every detail the same), exact (the same text, case and "
+        "spacing aside) or off. A conversation turn is only ever the same as a replay of itself."))
+    near_threshold: float = Field(0.88, ge=0.8, le=1.0, description=(
         "How alike (cosine similarity of the vectors) a new note must be to a stored one of its project to count "
-        "as the same memory; the longer text is kept."))
+        "as the same memory, its numbers, names, identifiers, times and negations all agreeing; the longer text "
+        "is shown and every text is kept with it."))
+    update_threshold: float = Field(0.8, ge=0.7, le=1.0, description=(
+        "How alike a new note must be to a stored one whose details differ (30 days, then 90 days) to be stored "
+        "as a possible update of it: the reply and review say so, and search shows the newer first."))
 
 
 class IngestSettings(_Group):

@@ -39,6 +39,7 @@ from .tools.results import (
     SourceInfo,
     SourceList,
     Stored,
+    Tidied,
     WakeUp,
     WorkspaceStatus,
 )
@@ -188,6 +189,13 @@ class ToolCalls:
         (raises as ``Engine.call``)."""
         return self._run("store", Stored, content=content, project=project, kind=kind, type=type, tags=tags,
                          title=title, supersedes=supersedes, workspace=workspace)
+
+    def tidy(self, action: Literal["supersede", "keep_both", "merge", "unmerge"], id: str, *,
+             others: list[str] = [],  # noqa: B006 (never mutated)
+             workspace: str = "") -> ToolOutput[Tidied]:
+        """Supersede, keep both, merge or unmerge memories as review or a store reply suggests (raises as
+        ``Engine.call``)."""
+        return self._run("tidy", Tidied, action=action, id=id, others=others, workspace=workspace)
 
     def delete(self, *, ids: list[str] | None = None, source: str | None = None, keep_out: bool = True,
                workspace: str = "") -> ToolOutput[Deleted]:

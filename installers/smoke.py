@@ -98,8 +98,8 @@ def smoke(exe: Path) -> dict[str, object]:
         if "backup.md" not in found:
             raise AssertionError(f"search did not find the ingested note:\n{found}")
         name, tools, ready = asyncio.run(mcp_standalone(exe, env))
-        if tools != 19:
-            raise AssertionError(f"mcp --standalone listed {tools} tools, not 19")
+        if tools != 20:
+            raise AssertionError(f"mcp --standalone listed {tools} tools, not 20")
         tray_s = tray(exe, env, home / "data")
         # Which llama.cpp backends the bundle loaded here, and the note when a GPU backend found no driver.
         device = [line for line in run(exe, env, "device").splitlines()

@@ -46,6 +46,6 @@ def test_the_linux_bundle_builds_and_runs_without_python() -> None:
 
         # The AppDir's entry point, as a person would start it: a clean environment, no Python on PATH.
         measured = smoke.smoke(appdir / "usr" / "lib" / "engram" / "engram")
-    assert measured["version"] == f"engram {report['version']}" and measured["mcp_tools"] == 19
+    assert measured["version"] == f"engram {report['version']}" and measured["mcp_tools"] == 20
     print(f"\nbundle: {report['bundle_bytes'] / 1e6:.0f} MB, built in {sum(report['seconds'].values()):.0f} s "
           f"({report['seconds']}); tarball {tar_bytes / 1e6:.0f} MB; smoke {measured}")  # seen with pytest -s

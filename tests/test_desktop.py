@@ -549,7 +549,7 @@ async def test_the_service_in_the_qt_loop_answers_mcp_while_the_window_stays_res
     token = (paths.data_dir / "service.token").read_text().strip()
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
     async with Client(streamable_http_client(info.url, http_client=http)) as client:
-        assert len((await client.list_tools()).tools) == 19
+        assert len((await client.list_tools()).tools) == 20
         ingest = await client.call_tool("ingest_path", {"path": str(folder), "project": "src"})
         assert not ingest.is_error, ingest.content[0].text
         for i in range(8):
@@ -705,7 +705,7 @@ def test_the_tray_app_process_single_instance_mcp_and_sigterm(tmp_path: Path, mo
             async with Client(streamable_http_client(info.url, http_client=http)) as client:
                 return len((await client.list_tools()).tools)
 
-        assert asyncio.run(tools()) == 19
+        assert asyncio.run(tools()) == 20
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
         assert read_info(data) is None and "tray app stopped" in log.read_text()

@@ -23,9 +23,11 @@ from engram.core.tools.results import (
     IngestResult,
     Memory,
     MemoryList,
+    MergedItem,
     NearPair,
     Neighbor,
     NeighborList,
+    PossibleUpdatePair,
     ProjectCount,
     Review,
     SearchHit,
@@ -34,6 +36,7 @@ from engram.core.tools.results import (
     SourceInfo,
     SourceList,
     Stored,
+    Tidied,
     WakeUp,
     WorkspaceStatus,
 )
@@ -95,6 +98,28 @@ def test_history_formats() -> None:
     text = "\n---\n".join([formats.format_memories(chain, 4000), formats.format_search(found, 4000),
                             formats.format_search(SearchResult(query="x", hits=[], superseded_matched=1), 4000)])
     check("history", text)
+
+
+def test_merged_and_possibly_outdated_formats() -> None:
+    """A memory with texts merged into it (one shown in place of its own) and sightings whose texts were not kept;
+    then a search where a newer note may update an older one: the newer first, the older marked."""
+    merged = Memory(**{**memory(1, kind="note", type="note", source="", start_line=0, end_line=0, title="",
+                                content="So basically the staging password rotates every 30 days, as agreed"),
+                       "id": "c3d4e5f6a7b8"}, seen_count=4, last_seen=T2, merged_unkept=1,
+                    own_text="The staging password rotates every 30 days",
+                    merged=[MergedItem(id="d4e5f6a7b8c9", content="the staging password rotates every 30 days.",
+                                       written=T1, merged=T1, how="near", similarity=0.9612),
+                            MergedItem(id="e5f6a7b8c9d0", content="So basically the staging password rotates every "
+                                       "30 days, as agreed", written=T2, merged=T2, how="near", similarity=0.9301,
+                                       seen=2, shown=True)])
+    newer = SearchHit(**{**memory(2, kind="note", type="note", source="", start_line=0, end_line=0, title="",
+                                  content="The staging password rotates every 90 days"), "id": "f6a7b8c9d0e1"},
+                      score=0.03, channels=[])
+    older = SearchHit(**{**merged.model_dump(), "merged": []}, score=0.03, channels=["semantic", "lexical"],
+                      possibly_outdated_by="f6a7b8c9d0e1", outdated_changes="30 days → 90 days")
+    text = "\n---\n".join([formats.format_memories(MemoryList(items=[merged]), 4000),
+                            formats.format_search(SearchResult(query="staging password", hits=[newer, older]), 4000)])
+    check("merged", text)
 
 
 def test_neighbors_format() -> None:
@@ -181,6 +206,16 @@ def test_write_formats() -> None:
                                      duplicate_of="1a2b3c4d5e6f", merged="near", seen=5), 4000),
         formats.format_stored(Stored(id="b2c3d4e5f6a7", workspace="default", project="general", kind="note",
                                      superseded=["1a2b3c4d5e6f"]), 4000),
+        formats.format_stored(Stored(id="b2c3d4e5f6a7", workspace="default", project="general", kind="note",
+                                     may_update="1a2b3c4d5e6f", changes="30 days → 90 days"), 4000),
+        formats.format_tidied(Tidied(action="supersede", workspace="default", id="b2c3d4e5f6a7",
+                                     others=["1a2b3c4d5e6f"]), 4000),
+        formats.format_tidied(Tidied(action="keep_both", workspace="default", id="b2c3d4e5f6a7",
+                                     others=["1a2b3c4d5e6f"]), 4000),
+        formats.format_tidied(Tidied(action="merge", workspace="default", id="b2c3d4e5f6a7",
+                                     others=["1a2b3c4d5e6f"], seen=3), 4000),
+        formats.format_tidied(Tidied(action="unmerge", workspace="default", id="b2c3d4e5f6a7",
+                                     others=["1a2b3c4d5e6f", "c3d4e5f6a7b8"], seen=1, restored_own=True), 4000),
         formats.format_deleted(Deleted(workspace="default", ids=["1a2b3c4d5e6f"]), 4000),
         formats.format_deleted(Deleted(workspace="default", source=SRC, chunks=12), 4000),
         formats.format_deleted(Deleted(workspace="default", source=SRC, chunks=12, kept_out=True), 4000),
@@ -228,6 +263,14 @@ def test_review_format() -> None:
         near_pairs=[NearPair(similarity=0.9712, first=note(2, "We roll back with git revert, then redeploy."),
                              second=note(3, "Roll back with git revert and redeploy."))],
         near_pairs_total=1, compared=5000, current=6200,
+        possible_updates=[PossibleUpdatePair(similarity=0.9781, newer=note(5, "Backups run nightly at 04:00."),
+                                             older=note(6, "Backups run nightly at 02:00."), changes=["02:00 → 04:00"])],
+        possible_updates_total=2,
+        merged_before=[Memory(**{**note(7, "Deploy windows are Tuesdays.").model_dump(), "updated_at": T1,
+                                 "seen_count": 3, "merged_unkept": 2}),
+                       Memory(**{**note(8, "Rollbacks need the lead's approval, always, as agreed.").model_dump(),
+                                 "created_at": T1, "updated_at": T2, "merged_unkept": 1})],
+        merged_before_total=2,
         superseded=[note(4, "Deploy with Ansible.", valid_to=T2, superseded_by="b2c3d4e5f6a7")], superseded_total=1)
     empty = Review(workspace="default", threshold=0.95, compared=12, current=12)
     check("review", formats.format_review(review, 4000) + "\n---\n" + formats.format_review(empty, 4000))

@@ -56,7 +56,7 @@ def env(tmp_path: Path, model_file: Path) -> dict[str, str]:
 def test_inspector_lists_the_tools(env: dict[str, str], inspector: Callable[..., dict[str, Any]]) -> None:
     listed = inspector(env, "--method", "tools/list")
     names = {t["name"] for t in listed["tools"]}
-    assert len(names) == 19 and {"search", "store", "kg_edit", "forget"} <= names
+    assert len(names) == 20 and {"search", "store", "kg_edit", "forget", "tidy"} <= names
     search = next(t for t in listed["tools"] if t["name"] == "search")
     assert search["annotations"]["readOnlyHint"] is True
 

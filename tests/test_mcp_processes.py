@@ -37,7 +37,7 @@ def http_client(env: dict[str, str], **headers: str) -> Client:
 
 
 async def exercise_every_tool(client: Client, folder: Path) -> dict[str, str]:
-    """Call each of the 19 tools once with valid arguments; returns their texts by tool."""
+    """Call each of the 20 tools once with valid arguments; returns their texts by tool."""
     write_tree(folder, {"deploy.md": "# Deploy\n\nRoll back with ``git revert`` then redeploy.",
                         "tasks.py": "def git_revert():\n    pass\n"})
     texts: dict[str, str] = {}
@@ -65,11 +65,14 @@ async def exercise_every_tool(client: Client, folder: Path) -> dict[str, str]:
     await call("status", {})
     await call("device_context", {})
     await call("wake_up", {})
+    newer = (await call("store", {"content": "We no longer roll back with git revert", "type": "decision"})).split()[2]
+    assert f"it may update {note} ('no longer' added)" in texts["store"], texts["store"]
     await call("review", {"project": "ops"})
+    await call("tidy", {"action": "keep_both", "id": newer, "others": [note]})
     await call("recall", {"question": "how do we roll back?", "plan": [
         {"tool": "search", "args": {"query": "roll back"}}, {"tool": "file_summary", "args": {"source": source}}]})
     await call("forget", {"project": "ops", "kind": "chunk"})  # the preview: nothing goes
-    await call("delete", {"ids": [note]})
+    await call("delete", {"ids": [note, newer]})
     assert set(texts) == set(TOOLS)
     return texts
 
@@ -77,7 +80,7 @@ async def exercise_every_tool(client: Client, folder: Path) -> dict[str, str]:
 async def test_standalone_launcher_serves_every_tool_over_real_stdio(env: dict[str, str], tmp_path: Path) -> None:
     root = write_tree(tmp_path / "notes", {"ops.md": "# Ops\n\nBackups run nightly with restic."})
     async with Client(stdio(env, "--standalone"), mode="legacy") as client:
-        assert len((await client.list_tools()).tools) == 19
+        assert len((await client.list_tools()).tools) == 20
         ingest = await client.call_tool("ingest_path", {"path": str(root), "project": "ops"})
         assert not ingest.is_error, ingest.content[0].text
         found = await client.call_tool("search", {"query": "when do backups run"})
@@ -120,7 +123,7 @@ async def test_service_over_streamable_http_with_its_token(env: dict[str, str], 
         for name in ("service.json", "service.token"):
             assert stat.S_IMODE((data / name).stat().st_mode) == 0o600
     async with http_client(env) as client:
-        assert len((await client.list_tools()).tools) == 19
+        assert len((await client.list_tools()).tools) == 20
         stored = await client.call_tool("store", {"content": "the staging database is db-2", "workspace": "work"})
         assert not stored.is_error
         found = await client.call_tool("search", {"query": "staging database", "workspace": "work"})

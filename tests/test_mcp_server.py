@@ -22,7 +22,7 @@ READS = {"review", "search", "get_memory", "neighbors", "file_chunks", "file_sum
 async def test_every_engine_tool_is_listed_with_its_schema_and_hints(engine: Engine) -> None:
     async with Client(build_server(EngineBackend(engine))) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(listed) == set(TOOLS) and len(listed) == 19
+    assert set(listed) == set(TOOLS) and len(listed) == 20
     for name, tool in listed.items():
         assert tool.input_schema == input_schema(name)
         assert set(tool.input_schema["properties"]) == set(call_model(name).model_fields)

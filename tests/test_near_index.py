@@ -21,9 +21,9 @@ from standins.embedder import HashingEmbedder
 CACHE = "the cache keys of the web service expire after one hour unless a deploy clears them sooner"
 #: A stream of writes: new texts, exact repeats (case and spacing), near repeats (longer and shorter), another
 #: project, and a supersession.
-STREAM = [("web", CACHE), ("web", "Deploys go out on Tuesdays"), ("web", CACHE.upper()), ("web", CACHE + " today"),
+STREAM = [("web", CACHE), ("web", "Deploys go out on Tuesdays"), ("web", CACHE.upper()), ("web", CACHE + " as agreed"),
           ("ops", CACHE), ("web", "deploys   go out on tuesdays"), ("web", CACHE), ("ops", "Backups run at 02:00"),
-          ("web", "Lunch is at noon"), ("ops", CACHE + " today")]
+          ("web", "Lunch is at noon"), ("ops", CACHE + " as agreed")]
 
 
 @pytest.fixture

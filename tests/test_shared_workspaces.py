@@ -19,6 +19,7 @@ import pytest
 
 from benchmark.reliability import two_machines_storing
 from engram.core import Engine, Paths, Settings
+from engram.core.embedding.llama_embedder import LlamaEmbedder
 from engram.core.errors import InvalidArgument, WorkspaceError, WorkspaceNotFound
 from engram.core.store import inspection
 from engram.core.store.bucket_access import BucketCredentials, stored_credentials
@@ -135,6 +136,34 @@ def test_two_engines_in_two_processes_store_notes_at_once_and_both_see_every_not
 
 
 @pytest.mark.slow
+def test_two_writers_of_a_shared_workspace_storing_forty_numbered_notes_find_forty(
+        s3: LoopbackS3, tmp_path: Path, real_embedder: LlamaEmbedder) -> None:
+    """Notes alike but for their number (MiniLM: 0.96–0.99 alike) came back as 4 when a near duplicate was judged
+    by its vector alone; each number is a detail that must agree (issue 49)."""
+    where = location(s3, "engram/numbered")
+    writers = []
+    for name in ("a", "b"):
+        base = tmp_path / name
+        settings = Settings()
+        settings.store.shared_read_consistency_sec = 0  # the other writer's last note is seen at once
+        writers.append(Engine(Paths(base / "data", base / "config", base / "logs"), settings,
+                              embedder=real_embedder, environ=ENV))
+    try:
+        for engine in writers:
+            engine.add_shared_workspace("team", where)
+        written = [writers[n % 2].call("store", {"content": f"shared note {'ab'[n % 2]}{n // 2 + 1} about the zebra "
+                                                               "project", "workspace": "team"}).result
+                   for n in range(40)]
+        assert [w.duplicate_of for w in written] == [None] * 40
+        for engine in writers:
+            assert sorted(contents(engine)) == sorted(f"shared note {t}{i} about the zebra project"
+                                                      for t in "ab" for i in range(1, 21))
+    finally:
+        for engine in writers:
+            engine.close()
+
+
+@pytest.mark.slow
 def test_machines_creating_one_new_shared_workspace_at_the_same_moment_all_join_it(
         s3: LoopbackS3, tmp_path: Path) -> None:
     """Each creates the tables and the full-text index of an empty prefix; the commits that lose those races are
@@ -197,6 +226,7 @@ def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migra
         DIGESTS_SCHEMA,
         EDGES_SCHEMA,
         FACTS_SCHEMA,
+        MERGE_FIELDS,
         SCHEMA_VERSION,
         SOURCES_SCHEMA,
         UPKEEP_FIELDS,
@@ -208,7 +238,8 @@ def test_machines_opening_an_older_shared_workspace_at_the_same_moment_all_migra
     db.create_table(META_TABLE, data=pa.Table.from_pylist(
         [{"key": "schema_version", "value": "2"}, {"key": "dimensions", "value": "384"},
          {"key": "embed_model", "value": "all-minilm-l6-v2"}]))
-    old = pa.schema([f for f in memories_schema(384) if f.name != "search_text" and f not in UPKEEP_FIELDS])
+    old = pa.schema([f for f in memories_schema(384) if f.name != "search_text" and f not in UPKEEP_FIELDS
+                     and f not in MERGE_FIELDS])
     now = datetime(2026, 11, 2, tzinfo=UTC)
     vector = HashingEmbedder().embed(["Release checklist\nTag the release, then publish the notes."])[0]
     memories = db.create_table("memories", data=pa.Table.from_pylist([{

@@ -114,6 +114,7 @@ def test_a_schema_2_store_gets_its_title_into_the_full_text_index_without_re_emb
         DIGESTS_SCHEMA,
         EDGES_SCHEMA,
         FACTS_SCHEMA,
+        MERGE_FIELDS,
         SOURCES_SCHEMA,
         UPKEEP_FIELDS,
         memories_schema,
@@ -123,7 +124,8 @@ def test_a_schema_2_store_gets_its_title_into_the_full_text_index_without_re_emb
     folder.mkdir(parents=True)
     (folder / "workspace.json").write_text(json.dumps({"schema_version": 2, "dimensions": 384,
                                                        "embed_model": "all-minilm-l6-v2"}))
-    old = pa.schema([f for f in memories_schema(384) if f.name != "search_text" and f not in UPKEEP_FIELDS])
+    old = pa.schema([f for f in memories_schema(384) if f.name != "search_text" and f not in UPKEEP_FIELDS
+                     and f not in MERGE_FIELDS])
     embedder = HashingEmbedder()
     rows = [("m1", "Caroline, 8 May 2023", "Caroline: I went to the support group yesterday."),
             ("m2", "Melanie, 9 June 2023", "Melanie: That sounds wonderful, tell me more.")]
@@ -155,4 +157,4 @@ def test_a_schema_2_store_gets_its_title_into_the_full_text_index_without_re_emb
         engine.call("store", {"content": "A new note after the upgrade", "title": "Upgrade"})
         assert engine.call("search", {"query": "upgrade", "channels": ["lexical"]}).result.hits
     meta = json.loads((folder / "workspace.json").read_text())
-    assert meta["schema_version"] == SCHEMA_VERSION == 4
+    assert meta["schema_version"] == SCHEMA_VERSION == 5

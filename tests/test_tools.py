@@ -26,11 +26,11 @@ def filled(engine: Engine, tmp_path: Path) -> dict[str, str]:
             "doc": (root / "deploy.md").resolve().as_posix()}
 
 
-def test_the_registry_has_the_eighteen_engine_tools_and_recall() -> None:
+def test_the_registry_has_the_nineteen_engine_tools_and_recall() -> None:
     assert sorted(TOOLS) == sorted([
         "search", "get_memory", "neighbors", "file_chunks", "file_summary", "list_sources", "kg_query",
-        "graph_scope", "review", "status", "device_context", "wake_up", "store", "delete", "forget", "kg_edit",
-        "ingest_content", "ingest_path", "recall"])
+        "graph_scope", "review", "status", "device_context", "wake_up", "store", "tidy", "delete", "forget",
+        "kg_edit", "ingest_content", "ingest_path", "recall"])
     for name in TOOLS:
         assert "workspace" not in args_model(name).model_fields and "max_chars" not in args_model(name).model_fields
 

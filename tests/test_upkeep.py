@@ -47,15 +47,20 @@ def test_the_same_note_stored_again_is_counted_on_the_stored_one(engine: Engine)
     assert "seen 2 times" in shown
 
 
-def test_a_near_duplicate_keeps_the_longer_text_and_its_words_become_searchable(engine: Engine) -> None:
+def test_a_near_duplicate_shows_the_longer_text_keeps_the_shorter_and_its_words_become_searchable(
+        engine: Engine) -> None:
     first = engine.call("store", {"content": "Deploys of the billing service run on Fridays after all the tests pass"})
     longer = engine.call("store", {"content": "After all the tests pass, deploys of the billing service run on "
-                                              "Fridays (Stockholm)"})
+                                              "Fridays, as the whole team agreed"})
     assert (longer.result.id, longer.result.merged) == (first.result.id, "near")
     (row,) = _notes(engine)
-    assert row["content"] == "After all the tests pass, deploys of the billing service run on Fridays (Stockholm)"
-    hits = engine.call("search", {"query": "Stockholm", "channels": ["lexical"]}).result.hits
-    assert [h.id for h in hits] == [first.result.id]  # the kept text's full-text entry moved with it
+    assert row["content"] == ("After all the tests pass, deploys of the billing service run on Fridays, as the whole "
+                              "team agreed")
+    hits = engine.call("search", {"query": "whole team agreed", "channels": ["lexical"]}).result.hits
+    assert [h.id for h in hits] == [first.result.id]  # the shown text's full-text entry moved with it
+    (kept,) = engine.tools.get_memory([first.result.id]).result.items
+    assert kept.own_text == "Deploys of the billing service run on Fridays after all the tests pass"
+    assert [(m.content, m.how, m.shown) for m in kept.merged] == [(row["content"], "near", True)]
     shorter = engine.call("store", {"content": "deploys of the billing service run on fridays after all the tests pass!"})
     assert shorter.result.merged in ("exact", "near") and shorter.result.seen == 3
     assert _notes(engine)[0]["content"] == row["content"]
@@ -200,6 +205,7 @@ def test_a_schema_3_store_gets_the_upkeep_columns_and_its_notes_read_as_current(
         DIGESTS_SCHEMA,
         EDGES_SCHEMA,
         FACTS_SCHEMA,
+        MERGE_FIELDS,
         SCHEMA_VERSION,
         SOURCES_SCHEMA,
         UPKEEP_FIELDS,
@@ -210,7 +216,7 @@ def test_a_schema_3_store_gets_the_upkeep_columns_and_its_notes_read_as_current(
     folder.mkdir(parents=True)
     (folder / "workspace.json").write_text(json.dumps({"schema_version": 3, "dimensions": 384,
                                                        "embed_model": "all-minilm-l6-v2"}))
-    old = pa.schema([f for f in memories_schema(384) if f not in UPKEEP_FIELDS])
+    old = pa.schema([f for f in memories_schema(384) if f not in UPKEEP_FIELDS and f not in MERGE_FIELDS])
     embedder = HashingEmbedder()
     text = "The build cache lives on the NAS."
     now = datetime(2026, 10, 1, tzinfo=UTC)
@@ -232,4 +238,4 @@ def test_a_schema_3_store_gets_the_upkeep_columns_and_its_notes_read_as_current(
         assert engine.call("search", {"query": "build cache"}).result.hits[0].id == "m1"
         again = engine.call("store", {"content": text}).result  # no key on the old row: found by its vector
         assert (again.id, again.merged, again.seen) == ("m1", "near", 2)
-    assert json.loads((folder / "workspace.json").read_text())["schema_version"] == SCHEMA_VERSION == 4
+    assert json.loads((folder / "workspace.json").read_text())["schema_version"] == SCHEMA_VERSION == 5

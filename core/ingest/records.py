@@ -18,7 +18,10 @@ from .tagging import deterministic_tags
 ID_LENGTH = 12
 #: ``supersedes`` (a memory to the one it replaced) weighs nothing: the graph channel does not walk it.
 #: ``duplicate_of`` (a captured turn's id to the memory it was counted on) is bookkeeping, never walked either.
-RELATION_WEIGHTS = {"next": 1.0, "mentions": 1.0, "part_of": 0.5, "supersedes": 0.0, "duplicate_of": 0.0}
+#: ``may_update`` (a new note alike to an older one with a detail changed) and ``keep_both`` (a person said both are
+#: true) record upkeep's questions and answers about a pair: never walked.
+RELATION_WEIGHTS = {"next": 1.0, "mentions": 1.0, "part_of": 0.5, "supersedes": 0.0, "duplicate_of": 0.0,
+                    "may_update": 0.0, "keep_both": 0.0}
 
 
 def _digest(*parts: str) -> str:

@@ -21,6 +21,7 @@ from ..store.rows import Row
 from .fusion import Fused, fuse, fuse_scores
 from .graph import walk
 from .speakers import named_speakers_first
+from .updates import newer_first
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,9 @@ class Hit:
     #: The cosine similarity of the memory to the query, when the semantic channel read it (an absolute measure
     #: of closeness, where the fused score is relative to the other candidates).
     similarity: float | None = None
+    #: A newer note that may update this one (shown right before it), and the details that differ.
+    outdated_by: str | None = None
+    outdated_changes: str = ""
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -182,6 +186,14 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     if semantic is not None and any(i not in similar for i in order):
         similar.update(_similarities(store, semantic, [i for i in order if i not in similar], rows))
     hits = [Hit(_clean(rows[i]), by_id[i].score, by_id[i].ranks, similar.get(i)) for i in order if i in rows]
+    try:
+        hits = newer_first(store, hits, filters if filters.restricts else None,
+                           lambda ids: store.memories_by_ids(ids, MEMORY_COLUMNS),
+                           lambda row, older: Hit(_clean(row), older.score, {}, None))
+    except WHOLE_WORKSPACE:
+        raise
+    except EngramError as exc:
+        warnings.append(ChannelWarning("graph", "failed", f"possible updates could not be read: {exc.message}"))
     left_out = 0
     if filters.state == "current":
         left_out = _superseded_matches(store, query, semantic, filters, params, scored, warnings)

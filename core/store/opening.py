@@ -27,6 +27,8 @@ from .schema import (
     DIGESTS_SCHEMA,
     EDGES_SCHEMA,
     FACTS_SCHEMA,
+    MERGE_FIELDS,
+    MERGED_UNKEPT_SQL,
     SCHEMA_VERSION,
     SEARCH_TEXT_SQL,
     SOURCES_SCHEMA,
@@ -170,6 +172,8 @@ def _migrate(db: Any) -> None:
     From version 2: ``memories.search_text`` is computed from each row's title and content, and the full-text
     index moves from ``content`` to it (the title, a speaker and date or a heading path, becomes searchable).
     From version 3: the upkeep columns are added, empty (``UPKEEP_FIELDS``: read as seen once, current).
+    From version 4: the merge columns (``MERGE_FIELDS``): no merged texts, and every sighting counted before as one
+    whose text was not kept (``merged_unkept``).
     """
     memories = db.open_table("memories")
     _to_search_text(memories)
@@ -180,6 +184,14 @@ def _migrate(db: Any) -> None:
         require_writer()
         memories.add_columns(missing)
         logger.info("added the upkeep columns to a workspace's memories (schema 3 to 4)")
+    names = memories.schema.names
+    if MERGE_FIELDS[1].name not in names:
+        require_writer()
+        memories.add_columns({MERGE_FIELDS[1].name: MERGED_UNKEPT_SQL})
+    if MERGE_FIELDS[0].name not in names:
+        require_writer()
+        memories.add_columns([MERGE_FIELDS[0]])
+        logger.info("added the merge columns to a workspace's memories (schema 4 to 5)")
 
 
 def _to_search_text(memories: Any) -> None:

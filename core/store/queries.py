@@ -83,6 +83,10 @@ class Queries:
         """The version of the memories table read now."""
         return self._version(self._memories)
 
+    def edges_version(self) -> int:
+        """The version of the edges table read now (what is derived from the edges is kept by it)."""
+        return self._version(self._edges)
+
     def content_versions(self) -> tuple[int, int, int]:
         """The versions of the memories, sources and edges tables read now (what digests are derived from)."""
         return self._version(self._memories), self._version(self._sources), self._version(self._edges)
@@ -141,6 +145,12 @@ class Queries:
         """``columns`` of the current notes and exchanges (of ``project``) written more than once (``seen_count``
         above 1; an older row without a count reads as seen once), unordered."""
         return self._scan(self._memories, sql.all_of("seen_count > 1", CURRENT, _NOTES, _in_project(project)),
+                          columns)
+
+    def memories_merged_unkept(self, columns: Sequence[str], *, project: str | None = None) -> list[Row]:
+        """``columns`` of the current notes and exchanges (of ``project``) with sightings counted before Engram kept
+        merged texts (``merged_unkept`` above 0), unordered."""
+        return self._scan(self._memories, sql.all_of("merged_unkept > 0", CURRENT, _NOTES, _in_project(project)),
                           columns)
 
     def current_notes(self, columns: Sequence[str], *, project: str | None = None) -> list[Row]:

@@ -11,8 +11,9 @@ import pyarrow as pa
 # Version 1: memories, sources, facts, edges; 2 added digests; 3 added memories.search_text (the heading or title
 # and the content, which the full-text index covers); 4 added the upkeep columns of memories (``UPKEEP_FIELDS``).
 # Opening an older store adds the tables it lacks; from 2 to 3, the column (computed from the stored title and
-# content) and its full-text index; from 3 to 4, the upkeep columns, empty (read as their defaults).
-SCHEMA_VERSION = 4
+# content) and its full-text index; from 3 to 4, the upkeep columns, empty (read as their defaults); 5 added the
+# merge columns (``MERGE_FIELDS``): from 4 to 5 ``merged_texts`` empty and ``merged_unkept`` from ``seen_count``.
+SCHEMA_VERSION = 5
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -29,6 +30,18 @@ UPKEEP_FIELDS = (
     pa.field("valid_to", _TS, nullable=True),
     pa.field("superseded_by", pa.string(), nullable=True),
 )
+
+
+#: The memories' merge columns (schema 5): ``merged_texts`` (JSON, ``core/upkeep/versions.py``: the texts merged
+#: into a memory as near duplicates or by ``engram merge``, each with its own id, times and tags, and the memory's own
+#: text before the first merge; empty: none) and ``merged_unkept`` (sightings counted on the memory before schema 5,
+#: whose texts were not kept; empty: none).
+MERGE_FIELDS = (
+    pa.field("merged_texts", pa.string(), nullable=True),
+    pa.field("merged_unkept", pa.int32(), nullable=True),
+)
+#: ``merged_unkept`` as a store migrating from schema 4 computes it: every sighting after the first.
+MERGED_UNKEPT_SQL = "CAST(NULLIF(seen_count - 1, 0) AS INT)"
 
 
 def memories_schema(dimensions: int) -> pa.Schema:
@@ -53,6 +66,7 @@ def memories_schema(dimensions: int) -> pa.Schema:
         # older store by an SQL expression is.
         pa.field("search_text", pa.string(), nullable=True),
         *UPKEEP_FIELDS,
+        *MERGE_FIELDS,
     ])
 
 

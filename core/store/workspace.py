@@ -345,6 +345,19 @@ class WorkspaceStore(Queries):
             where=sql.in_list("id", ids), values={"valid_to": when, "superseded_by": by}))
         self.add_memories([], edges)
 
+    def unsupersede(self, ids: Sequence[str], edges: Sequence[str]) -> None:
+        """Make the superseded memories ``ids`` current again (a merge undone) and drop the edges ``edges`` (ids: the
+        ``supersedes`` links to them)."""
+        if ids:
+            self._write("a supersession undone", lambda: self._memories.update(
+                where=sql.in_list("id", ids), values={"valid_to": None, "superseded_by": None}))
+        self.delete_edges(edges)
+
+    def delete_edges(self, ids: Sequence[str]) -> None:
+        """Delete the edges ``ids`` (one commit)."""
+        if ids:
+            self._write("edges", lambda: self._edges.delete(sql.in_list("id", ids)))
+
     def replace_sources(self, sources: Sequence[str], memory_rows: Sequence[Row],
                         edge_rows: Sequence[Row], source_rows: Sequence[Row]) -> None:
         """Swap the chunks (then edges, then source rows) of ``sources`` for new ones.

@@ -17,11 +17,15 @@ DESCRIPTIONS: dict[str, str] = {
     "list_sources": "What is indexed: ingested files and texts, paged.",
     "kg_query": "Current facts (subject, predicate, object) with their ids; filter by any part.",
     "graph_scope": "Overview of the graph: relations, most-mentioned identifiers, fact predicates.",
-    "review": "Tidying memory: notes written more than once, near duplicates stored apart, superseded notes.",
+    "review": "Tidying memory: notes written more than once, near duplicates, possible updates (a detail "
+              "changed), superseded notes.",
     "status": "Counts, projects, indexes and model state of a workspace.",
     "device_context": "This computer: OS, CPU, memory, llama.cpp build, GPU offload.",
     "wake_up": "At the start of a session: recent notes and current facts, briefly.",
-    "store": "Remember a note or a conversation exchange (decision, preference, todo…).",
+    "store": "Remember a note or a conversation exchange (decision, preference, todo…); the reply says if it "
+             "repeats or may update a stored one.",
+    "tidy": "Answer store or review: supersede (newer replaces older), keep_both (not an update), merge, or "
+            "unmerge (split a merged memory again).",
     "delete": "Delete memories by id, or forget an ingested file or text with its chunks.",
     "forget": "Forget many memories at once by query, project, source (a glob too), kind or dates; lists what "
               "would go unless confirm=true.",

@@ -24,10 +24,12 @@ from .results import (
     MemoryList,
     NeighborList,
     Review,
+    SearchHit,
     SearchResult,
     SourceInfo,
     SourceList,
     Stored,
+    Tidied,
     WakeUp,
     WorkspaceStatus,
 )
@@ -80,7 +82,8 @@ def _limit_lines(lines: Sequence[str], max_chars: int, what: str) -> str:
 
 def format_search(result: SearchResult, max_chars: int) -> str:
     top = [f"! {w}" for w in result.warnings]
-    blocks = [Block(memory_meta(h, "+".join(h.channels)), h.content, h.title) for h in result.hits]
+    blocks = [Block(memory_meta(h, "+".join(h.channels) or "brought in: it may update the next result", outdated(h)), h.content, h.title)
+              for h in result.hits]
 
     def footer(shown: int, total: int) -> str:
         history = superseded_line(result.superseded_matched)
@@ -97,6 +100,14 @@ def format_search(result: SearchResult, max_chars: int) -> str:
     return render_blocks(blocks, max_chars, top=top, terms=query_terms(result.query), footer=footer)
 
 
+def outdated(hit: SearchHit) -> str:
+    """A hit's mark when a newer note may update it ("" when none): ``possibly outdated by ID (30 days → 90 days)``."""
+    if not hit.possibly_outdated_by:
+        return ""
+    return f"possibly outdated by {hit.possibly_outdated_by}" + (f" ({hit.outdated_changes})" if hit.outdated_changes
+                                                                 else "")
+
+
 def superseded_line(matched: int) -> str:
     """What a footer adds when superseded memories matched and were left out ("" for none)."""
     if not matched:
@@ -106,7 +117,7 @@ def superseded_line(matched: int) -> str:
 
 
 def format_memories(result: MemoryList, max_chars: int) -> str:
-    blocks = [Block(memory_meta(m, _versions(m, result.history.get(m.id, []))), m.content, m.title)
+    blocks = [Block(memory_meta(m, _versions(m, result.history.get(m.id, []))), m.content + merged_lines(m), m.title)
               for m in result.items]
     missing = f"; not found: {', '.join(result.missing)}" if result.missing else ""
 
@@ -115,6 +126,27 @@ def format_memories(result: MemoryList, max_chars: int) -> str:
         return f"— {shown} of {total} memories shown" + (f"; {hidden} cut (raise max_chars)" if hidden else "") + missing
 
     return render_blocks(blocks, max_chars, footer=footer)
+
+
+def merged_lines(memory: Memory) -> str:
+    """What was merged into a memory, as lines after its text ("" when nothing was): each merged text with its id,
+    date and how it came, its own text when a merged one is shown, and the sightings whose texts were not kept."""
+    lines: list[str] = []
+    if memory.merged:
+        noun = "text" if len(memory.merged) == 1 else "texts"
+        lines.append(f"merged into it: {len(memory.merged)} {noun} (`engram unmerge {memory.id}`, or tidy action "
+                     "unmerge, makes them memories again):")
+        for item in memory.merged:
+            how = "merged by hand" if item.how == "merge" else f"near duplicate, {item.similarity:.2f} alike"
+            seen = f" · seen {item.seen} times" if item.seen > 1 else ""
+            shown = " · shown above" if item.shown else ""
+            lines.append(f"  {item.id} · {_date(item.written)} · {how}{seen}{shown}: {' '.join(item.content.split())}")
+    if memory.own_text is not None:
+        lines.append(f"its own text: {' '.join(memory.own_text.split())}")
+    if memory.merged_unkept:
+        lines.append(f"written {memory.merged_unkept} more {'time' if memory.merged_unkept == 1 else 'times'} before "
+                     "Engram kept merged texts: those texts were not kept")
+    return "\n\n" + "\n".join(lines) if lines else ""
 
 
 def _versions(memory: Memory, chain: Sequence[Memory]) -> str:
@@ -259,11 +291,34 @@ def format_wake_up(w: WakeUp, max_chars: int) -> str:
 def format_stored(s: Stored, max_chars: int) -> str:
     replaced = f"; it supersedes {', '.join(s.superseded)} (kept as history)" if s.superseded else ""
     if s.duplicate_of:
-        how = "the same text" if s.merged == "exact" else "a near-identical text (the longer one kept)"
+        how = ("the same text" if s.merged == "exact" else "a near-identical text with the same details (both texts "
+               f"kept, the longer shown; `engram unmerge {s.id}` splits them)")
         return (f"already remembered as {s.kind} {s.id} in {s.workspace}/{s.project}: {how}, now seen {s.seen} "
                 f"times; nothing new was stored{replaced}")[:max_chars]
     linked = f"; linked by {', '.join(s.entities[:8])}" if s.entities else ""
-    return f"stored {s.kind} {s.id} in {s.workspace}/{s.project}{linked}{replaced}"[:max_chars]
+    update = ""
+    if s.may_update:
+        update = (f"; it may update {s.may_update} ({s.changes}): if it does, `engram supersede {s.id} {s.may_update}` "
+                  f"(tool tidy, action supersede) makes it the current one; if both are true, `engram keep-both "
+                  f"{s.id} {s.may_update}` (action keep_both)")
+    return f"stored {s.kind} {s.id} in {s.workspace}/{s.project}{linked}{replaced}{update}"[:max_chars]
+
+
+def format_tidied(t: Tidied, max_chars: int) -> str:
+    others = ", ".join(t.others)
+    if t.action == "supersede":
+        text = (f"{t.id} now replaces {others} in {t.workspace} (kept as history: search leaves "
+                f"{'it' if len(t.others) == 1 else 'them'} out unless history=true)")
+    elif t.action == "keep_both":
+        text = f"kept both {t.id} and {others} as current in {t.workspace}: not offered as a possible update again"
+    elif t.action == "merge":
+        text = (f"merged {others} into {t.id} in {t.workspace}, now seen {t.seen} times: each stays as its history and "
+                f"its text is kept with it (`engram unmerge {t.id}` splits them again)")
+    else:
+        own = "; it shows its own text again" if t.restored_own else ""
+        text = (f"split {t.id} in {t.workspace}: {len(t.others)} {'memory' if len(t.others) == 1 else 'memories'} "
+                f"again ({others}){own}; {t.id} is now seen {t.seen} {'time' if t.seen == 1 else 'times'}")
+    return text[:max_chars]
 
 
 def format_deleted(d: Deleted, max_chars: int) -> str:
@@ -341,6 +396,29 @@ def format_review(r: Review, max_chars: int) -> str:
             lines.append(f"  … and {r.near_pairs_total - len(r.near_pairs):,} more pairs (raise limit)")
     else:
         lines.append(f"Near duplicates stored apart: none at similarity ≥ {r.threshold:g} ({compared}).")
+    if r.possible_updates_total:
+        lines.append(f"Possible updates ({r.possible_updates_total:,}; a newer note alike to an older one with a "
+                     "detail changed: engram supersede NEW OLD makes the newer the current one, engram keep-both NEW "
+                     "OLD keeps both; tidy does either):")
+        for update in r.possible_updates:
+            lines.append(f"  {update.newer.id} ({_date(update.newer.created_at)}) may update {update.older.id} "
+                         f"({_date(update.older.created_at)}): {'; '.join(update.changes) or 'details differ'}")
+            lines.append(f"    newer: {_gist(update.newer)}")
+            lines.append(f"    older: {_gist(update.older)}")
+        if r.possible_updates_total > len(r.possible_updates):
+            lines.append(f"  … and {r.possible_updates_total - len(r.possible_updates):,} more (raise limit)")
+    else:
+        lines.append("Possible updates: none.")
+    if r.merged_before_total:
+        lines.append(f"Merged by similarity before Engram kept merged texts: check these ({r.merged_before_total:,}; "
+                     "repeats counted on them were not kept, and a near-identical one may have been another fact):")
+        for m in r.merged_before:
+            replaced = (f" · its text was replaced by a longer one on {_date(m.updated_at)}"
+                        if m.updated_at != m.created_at else "")
+            lines.append(f"  {m.id} · {m.project} · {m.kind} · {m.merged_unkept} more "
+                         f"{'sighting' if m.merged_unkept == 1 else 'sightings'}{replaced} · {_gist(m)}")
+        if r.merged_before_total > len(r.merged_before):
+            lines.append(f"  … and {r.merged_before_total - len(r.merged_before):,} more (raise limit)")
     if r.superseded_total:
         lines.append(f"Superseded ({r.superseded_total:,}; kept as history, left out of search unless history=true):")
         lines += [f"  {m.id} · {m.project} · superseded by {m.superseded_by} on "

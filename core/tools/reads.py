@@ -20,7 +20,7 @@ from ..retrieval.search import CHANNELS, MEMORY_COLUMNS, SearchParams, hybrid_se
 from ..store import WorkspaceStore
 from ..store.memory_filter import Filters
 from ..store.rows import Row
-from ..store.schema import ENTITY_PREFIX
+from ..store.schema import ENTITY_PREFIX, MERGE_FIELDS
 from . import source_names
 from .datetimes import UtcDatetime
 from .results import (
@@ -43,6 +43,8 @@ from .scope import Scope
 M = TypeVar("M", bound=Memory)
 MemoryKind = Literal["note", "exchange", "chunk", "content"]
 Channel = Literal["semantic", "lexical", "graph"]
+#: What ``get_memory`` reads beside ``MEMORY_COLUMNS``: the texts merged into a memory.
+MERGE_COLUMNS = tuple(f.name for f in MERGE_FIELDS)
 Id = Annotated[str, Field(min_length=1, max_length=64, description="A memory id as printed by another tool.")]
 #: Stored tags are 1–50 characters; the length check also refuses text that cannot be encoded (a lone surrogate).
 TagName = Annotated[str, Field(min_length=1, max_length=50)]
@@ -84,7 +86,8 @@ def search(
     outcome = hybrid_search(scope.store, scope.embedder_or_none() if "semantic" in params.channels else None,
                             query, filters, params, vector=vector, withheld=withheld)
     hits = _named(scope, [SearchHit.from_row(h.row, score=round(h.score, 6), channels=list(h.channels),
-                                             similarity=None if h.similarity is None else round(h.similarity, 4))
+                                             similarity=None if h.similarity is None else round(h.similarity, 4),
+                                             possibly_outdated_by=h.outdated_by, outdated_changes=h.outdated_changes)
                           for h in outcome.hits])
     warnings = outcome.warning_lines
     semantic_lost = any(w.channel == "semantic" and w.reason != "withheld" for w in outcome.warnings)
@@ -112,8 +115,8 @@ def get_memory(
     scope: Scope,
     ids: Annotated[list[Id], Field(min_length=1, max_length=20, description="Memory ids to expand (1–20).")],
 ) -> MemoryList:
-    """Full content of memories by id, with what each superseded and what superseded it."""
-    found = scope.store.memories_by_ids(ids, MEMORY_COLUMNS)
+    """Full content of memories by id, with the texts merged into each, what it superseded and what superseded it."""
+    found = scope.store.memories_by_ids(ids, [*MEMORY_COLUMNS, *MERGE_COLUMNS])
     missing = [i for i in dict.fromkeys(ids) if i not in found]
     if not found:
         raise NotFound(f"No memory with id {', '.join(missing)} in workspace '{scope.workspace}'. "

@@ -8,6 +8,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..upkeep.versions import MergedTexts
+
+
+class MergedItem(BaseModel):
+    """A text merged into a memory (a near duplicate counted on it, or a memory ``engram merge`` made one with it)."""
+
+    id: str
+    content: str
+    title: str = ""
+    tags: list[str] = Field(default_factory=list)
+    written: datetime
+    merged: datetime
+    how: Literal["near", "merge"]
+    similarity: float
+    seen: int = 1
+    #: The memory shows this text in place of its own (it was the longer).
+    shown: bool = False
+
 
 class Memory(BaseModel):
     """A stored memory (a note, an exchange, a chunk of a file or of ingested content)."""
@@ -33,11 +51,32 @@ class Memory(BaseModel):
     #: When a newer memory superseded it, and which (``None``: it is current).
     valid_to: datetime | None = None
     superseded_by: str | None = None
+    #: The texts merged into it (``get_memory`` reads them; empty elsewhere), oldest first.
+    merged: list[MergedItem] = Field(default_factory=list)
+    #: Its own text, when a longer merged text is shown in its place.
+    own_text: str | None = None
+    #: Sightings counted on it before Engram kept the texts of merges (their texts were not kept).
+    merged_unkept: int = 0
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], **extra: Any) -> Any:
-        fields = {k: row[k] for k in Memory.model_fields if k in row and row[k] is not None}
+        fields = {k: row[k] for k in Memory.model_fields if k in row and row[k] is not None and k != "merged"}
+        if row.get("merged_texts"):
+            fields.update(_merged_fields(str(row["merged_texts"])))
         return cls(**fields, **extra)
+
+
+def _merged_fields(raw: str) -> dict[str, Any]:
+    """``merged`` and ``own_text`` from a ``merged_texts`` record (none from a damaged one: the row keeps it)."""
+    try:
+        record = MergedTexts.from_json(raw)
+    except (ValueError, KeyError, TypeError):
+        return {}
+    items = [MergedItem(id=t.id, content=t.content, title=t.title, tags=list(t.tags), written=t.written,
+                        merged=t.merged, how=t.how, similarity=t.similarity, seen=t.seen, shown=t.kept)
+             for t in record.texts]
+    own = record.own.content if record.own is not None and record.shown is not None else None
+    return {"merged": items, "own_text": own}
 
 
 class SearchHit(Memory):
@@ -45,6 +84,10 @@ class SearchHit(Memory):
     channels: list[str]
     #: Cosine similarity to the query by the embedding model (``None``: the semantic channel did not read it).
     similarity: float | None = None
+    #: A newer note that may update this one (not yet answered: ``tidy`` supersede or keep_both), shown before it.
+    possibly_outdated_by: str | None = None
+    #: The details that differ from it (``30 days → 90 days``).
+    outdated_changes: str = ""
 
 
 class SearchResult(BaseModel):
@@ -203,6 +246,26 @@ class Stored(BaseModel):
     seen: int = 1
     #: The memories this one superseded.
     superseded: list[str] = Field(default_factory=list)
+    #: A stored note this one is alike to but differs from in a detail: it may update it (``tidy`` supersede makes
+    #: it the current one; keep_both says both are true).
+    may_update: str | None = None
+    #: The details that differ from ``may_update``'s, as a person reads them (``30 days → 90 days``).
+    changes: str = ""
+
+
+class Tidied(BaseModel):
+    """What a ``tidy`` did."""
+
+    action: Literal["supersede", "keep_both", "merge", "unmerge"]
+    workspace: str
+    id: str
+    #: supersede: the memories superseded; keep_both: the other memory; merge: the memories merged into ``id``;
+    #: unmerge: the memories the split made (or made current again).
+    others: list[str] = Field(default_factory=list)
+    #: merge, unmerge: how many times ``id`` is now written.
+    seen: int = 0
+    #: unmerge: the memory shows its own text again (a merged text had been shown in its place).
+    restored_own: bool = False
 
 
 class Deleted(BaseModel):
@@ -246,6 +309,16 @@ class NearPair(BaseModel):
     second: Memory
 
 
+class PossibleUpdatePair(BaseModel):
+    """A newer note alike to an older one with a detail changed: it may update it."""
+
+    similarity: float
+    newer: Memory
+    older: Memory
+    #: The details that differ, older → newer (``30 days → 90 days``).
+    changes: list[str] = Field(default_factory=list)
+
+
 class Review(BaseModel):
     """What ``review`` found to show a person: repeats, near-duplicate pairs, superseded memories."""
 
@@ -260,6 +333,12 @@ class Review(BaseModel):
     #: Current notes and exchanges compared for near pairs, of ``current`` in all (the newest are compared).
     compared: int = 0
     current: int = 0
+    #: Newer notes that may update older ones (not yet answered), newest first.
+    possible_updates: list[PossibleUpdatePair] = Field(default_factory=list)
+    possible_updates_total: int = 0
+    #: Current memories with sightings counted before Engram kept merged texts (their texts were not kept).
+    merged_before: list[Memory] = Field(default_factory=list)
+    merged_before_total: int = 0
     #: Memories a newer version superseded, most recently superseded first.
     superseded: list[Memory] = Field(default_factory=list)
     superseded_total: int = 0

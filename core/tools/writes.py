@@ -53,7 +53,8 @@ def store(
             "Ids of memories this one replaces (a changed decision): they stay as history, left out of "
             "search unless asked for."))] = [],  # noqa: B006
 ) -> Stored:
-    """Remember a note or a conversation exchange (the same text again is counted on the stored one)."""
+    """Remember a note or a conversation exchange (the same text again is counted on the stored one; a note alike
+    to a stored one with a detail changed is stored apart, and the reply says which it may update)."""
     if not content.strip():
         raise InvalidArgument("Argument 'content' is blank. It accepts 1–20,000 characters of text.")
     replaced = checked_supersedes(scope.store, scope.workspace, supersedes)
@@ -62,14 +63,17 @@ def store(
     edges = mention_edges(memory_id, content, memory_id)
     now = datetime.now(UTC)
 
+    def row(vector: np.ndarray | None, row_tags: list[str], row_type: str) -> dict[str, object]:
+        return note_row(memory_id=memory_id, project=project, kind=kind, type_=row_type, tags=row_tags, title=title,
+                        content=content, vector=vector, now=now)
+
     def write(vector: np.ndarray | None, row_tags: list[str], row_type: str) -> Written | None:
-        row = note_row(memory_id=memory_id, project=project, kind=kind, type_=row_type, tags=row_tags, title=title,
-                       content=content, vector=vector, now=now)
-        return scope.writer.run(lambda: write_memory(scope.store, upkeep, row, edges, supersedes=replaced, now=now))
+        new = row(vector, row_tags, row_type)
+        return scope.writer.run(lambda: write_memory(scope.store, upkeep, new, edges, supersedes=replaced, now=now))
 
     # An exact repeat is counted on its memory without being embedded (or tagged) again: the writer's index knows
     # its text; if it turns out not to be one, it is embedded and written as any new memory is.
-    written = write(None, tags, type) if probably_repeated(scope.store, upkeep, project, kind, content) else None
+    written = write(None, tags, type) if probably_repeated(scope.store, upkeep, row(None, tags, type)) else None
     if written is None:
         if kind == "exchange":
             vector = exchange_vector(scope.embedder(), title, content, previous_exchange(scope.store, project))
@@ -80,9 +84,11 @@ def store(
     if kind == "exchange":
         remember_exchange(scope.store, project, content)
     scope.emit(MemoriesWritten(scope.workspace, "store", 0 if written.duplicate_of else 1))
+    update = written.may_update
     return Stored(id=written.id, workspace=scope.workspace, project=project, kind=kind, entities=written.entities,
                   duplicate_of=written.duplicate_of, merged=written.merged, seen=written.seen,
-                  superseded=written.superseded)
+                  superseded=written.superseded, may_update=update.id if update else None,
+                  changes=update.changes if update else "")
 
 
 def _model_tags(scope: Scope, content: str, tags: list[str], type_: str, project: str) -> tuple[list[str], str]:

@@ -39,6 +39,9 @@ FILLS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     # Schema 4 (docs/design/upkeep.md, "Duplicates at write time"): seen once, last seen when last updated.
     "seen_count": lambda row: 1,
     "last_seen": lambda row: row.get("updated_at"),
+    # Schema 5 (docs/upkeep.md, "A merge keeps every text"): no merged texts; sightings before it kept no text.
+    "merged_texts": lambda row: None,
+    "merged_unkept": lambda row: (int(row.get("seen_count") or 1) - 1) or None,
 }
 #: The order tables are read in: an edge is kept only with the memory it leaves.
 READ_ORDER: tuple[Table, ...] = ("memories", "facts", "edges", "sources")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..store import WorkspaceStore
-from .duplicates import DUPLICATE_COLUMNS, Duplicate
+from .duplicates import CANDIDATES, DUPLICATE_COLUMNS, Duplicate, Found, Rules, judge
 
 #: The most memories of one project and kind held in memory (their vector, 1.5 KB at 384 dimensions, and what a
 #: merge reads of them).
@@ -53,11 +53,12 @@ class _Group:
         self.ids.append(memory_id)
         self.row_of[memory_id] = self.size
         self.size += 1
-        self.data[memory_id] = {c: row[c] for c in DUPLICATE_COLUMNS}
+        self.data[memory_id] = {c: row.get(c) for c in DUPLICATE_COLUMNS}
         self._set_key(memory_id, key)
 
     def change(self, memory_id: str, values: Mapping[str, Any]) -> None:
-        """``values`` written to a memory held here (a merge: its count, tags, maybe a longer text and vector)."""
+        """``values`` written to a memory held here (a merge: its count, tags, merged texts, maybe a longer text and
+        vector)."""
         if memory_id not in self.row_of:
             return
         self.data[memory_id].update({c: v for c, v in values.items() if c in DUPLICATE_COLUMNS})
@@ -85,12 +86,14 @@ class _Group:
         if old is not None and self.keys.get(old) == memory_id:
             del self.keys[old]
 
-    def nearest(self, vector: np.ndarray) -> tuple[str, float] | None:
+    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[dict[str, Any], float]]:
+        """The ``k`` memories nearest ``vector`` (what a merge reads of them, with their key), nearest first."""
         if not self.row_of:
-            return None
+            return []
         similar = self.vectors[: self.size] @ _unit(vector)
-        best = int(np.argmax(similar))
-        return (self.ids[best], float(similar[best])) if self.ids[best] else None
+        best = np.argsort(-similar)[:k] if self.size <= k else np.argpartition(-similar, k)[:k]
+        ranked = sorted(((int(i), float(similar[i])) for i in best if self.ids[int(i)]), key=lambda p: -p[1])
+        return [({**self.data[self.ids[i]], "dedup_key": self.key_of.get(self.ids[i])}, sim) for i, sim in ranked]
 
 
 def _unit(vector: Any) -> np.ndarray:
@@ -144,12 +147,12 @@ class NearIndex:
         """The memories table's version now, as groups are stamped (read before a write, for ``wrote``)."""
         return ("memories", store.memories_version())
 
-    def lookup(self, store: WorkspaceStore, version: Hashable, *, project: str, kind: str, key: str,
-               vector: np.ndarray | None, mode: str, threshold: float) -> Duplicate | None | bool:
-        """What a memory of ``project`` and ``kind`` with ``key`` and ``vector`` duplicates, as ``find_duplicate``
-        decides it, with the table at ``version`` (``version(store)``, read just before): a ``Duplicate``, ``None``
-        (nothing), or ``False`` (no answer here: ask the table; always so for a ``vector`` of ``None`` that is not
-        an exact repeat).
+    def lookup(self, store: WorkspaceStore, version: Hashable, *, project: str, kind: str, key: str, content: str,
+               vector: np.ndarray | None, rules: Rules) -> Found | bool:
+        """What a memory of ``project`` and ``kind`` with ``key``, ``content`` and ``vector`` is to the current ones,
+        as ``find_duplicate`` decides it, with the table at ``version`` (``version(store)``, read just before): a
+        ``Duplicate``, a ``PossibleUpdate``, ``None`` (nothing), or ``False`` (no answer here: ask the table; always
+        so for a ``vector`` of ``None`` that is not an exact repeat).
 
         Raises:
             StoreError: the workspace cannot be read.
@@ -159,17 +162,12 @@ class NearIndex:
             return False
         if vector is None:  # a caller that skipped embedding an exact repeat: only its key can answer
             return Duplicate(dict(group.data[group.keys[key]]), "exact", 1.0) if key in group.keys else False
-        if mode == "near":
-            found = group.nearest(vector)
-            if found is not None:
-                memory_id, similarity = found
-                if group.keys.get(key) == memory_id:
-                    return Duplicate(dict(group.data[memory_id]), "exact", 1.0)
-                if similarity >= threshold:
-                    return Duplicate(dict(group.data[memory_id]), "near", similarity)
+        found = judge(kind, key, content, group.nearest(vector, CANDIDATES), rules)
+        if isinstance(found, Duplicate):
+            return found
         if key in group.keys:
             return Duplicate(dict(group.data[group.keys[key]]), "exact", 1.0)
-        return None
+        return found
 
     def wrote(self, store: WorkspaceStore, before: Hashable, commits: int, *, added: Sequence[Mapping[str, Any]] = (),
               changed: Mapping[str, Mapping[str, Any]] | None = None, gone: Sequence[str] = ()) -> None:

@@ -1,4 +1,5 @@
-"""Writing one new note or exchange with upkeep: a duplicate counted on the stored memory, superseded ones marked.
+"""Writing one new note or exchange with upkeep: a duplicate counted on the stored memory (its text kept with it),
+a possible update linked to the note it may update, superseded ones marked.
 
 Runs on the engine's writer (``write_memory`` is what the writer runs), so the duplicate lookup and the write it
 decides cannot interleave with another caller's: two editors storing the same text at once store it once.
@@ -6,6 +7,7 @@ decides cannot interleave with another caller's: two editors storing the same te
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,14 +19,28 @@ from ..errors import InvalidArgument, NotFound
 from ..ingest.records import content_hash, edge, mention_edges
 from ..settings import UpkeepSettings
 from ..store import WorkspaceStore
-from .duplicates import Duplicate, Merge, dedup_key, find_duplicate
+from .duplicates import Duplicate, Found, Merge, PossibleUpdate, Rules, dedup_key, find_duplicate
 from .near_index import NearIndex, near_index
+from .versions import Merge as MergedIn
+from .versions import merged_with, with_own_tags
+
+logger = logging.getLogger(__name__)
 
 #: At most this many memories one write may supersede.
 MAX_SUPERSEDES = 20
 #: The kinds of memory that duplicates are looked for among and that may be superseded (file chunks are replaced by
 #: their file's re-ingest instead).
 KEPT_KINDS = ("note", "exchange")
+
+
+@dataclass(frozen=True)
+class MayUpdate:
+    """A stored note the new one may update: alike, with the details that differ."""
+
+    id: str
+    similarity: float
+    #: The details that differ, as a person reads them (``30 days → 90 days``).
+    changes: str
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,19 @@ class Written:
     superseded: list[str] = field(default_factory=list)
     #: The ids of the entities the kept text mentions.
     entities: list[str] = field(default_factory=list)
+    #: The stored note the new one may update (it was stored as a memory of its own, linked to it).
+    may_update: MayUpdate | None = None
+
+
+def rules(upkeep: UpkeepSettings) -> Rules:
+    """The duplicate rules of ``upkeep`` settings."""
+    return Rules(mode=upkeep.duplicates, near=upkeep.near_threshold, update=upkeep.update_threshold)
+
+
+def memory_key(row: Mapping[str, Any]) -> str:
+    """The exact-duplicate key of a memory row (a turn's holds its title, or the minute it was written)."""
+    return dedup_key(str(row["kind"]), str(row["project"]), str(row["content"]), str(row.get("title") or ""),
+                     row.get("created_at"))
 
 
 def checked_supersedes(store: WorkspaceStore, workspace: str, ids: Sequence[str]) -> list[str]:
@@ -74,18 +103,20 @@ def checked_supersedes(store: WorkspaceStore, workspace: str, ids: Sequence[str]
     return wanted
 
 
-def probably_repeated(store: WorkspaceStore, upkeep: UpkeepSettings, project: str, kind: str, content: str) -> bool:
-    """Whether ``content`` looks like an exact repeat of a current memory by the writer's index (from any thread,
-    without a read): a caller may then hand ``write_memory`` a row without its vector and embed only if told to."""
+def probably_repeated(store: WorkspaceStore, upkeep: UpkeepSettings, row: Mapping[str, Any]) -> bool:
+    """Whether memory ``row`` (without its vector) looks like an exact repeat of a current memory by the writer's
+    index (from any thread, without a read): a caller may then hand ``write_memory`` the row without its vector and
+    embed only if told to."""
     return (upkeep.duplicates != "off" and NearIndex.usable(store)
-            and near_index(store).holds_key(project, kind, dedup_key(kind, project, content)))
+            and near_index(store).holds_key(str(row["project"]), str(row["kind"]), memory_key(row)))
 
 
 def write_memory(store: WorkspaceStore, upkeep: UpkeepSettings, row: Mapping[str, Any],
                  edges: Sequence[Mapping[str, Any]], *, supersedes: Sequence[str] = (), now: datetime) -> Written | None:
     """On the writer: store the new memory ``row`` (a note or exchange) with its ``edges``, unless it duplicates a
-    current memory of its project and kind, which is then counted as written again (the longer text kept); then
-    mark the memories ``supersedes`` (checked by ``checked_supersedes``) superseded by whichever holds the text.
+    current memory of its project and kind, which is then counted as written again (the new text kept with it, the
+    longer text shown); a note that may update a stored one is stored linked to it (``may_update``); then mark the
+    memories ``supersedes`` (checked by ``checked_supersedes``) superseded by whichever holds the text.
 
     A ``row`` whose vector is ``None`` (``probably_repeated`` said so) is written only as an exact repeat; when it
     is none, nothing is written and ``None`` is returned: embed it and call again.
@@ -93,35 +124,48 @@ def write_memory(store: WorkspaceStore, upkeep: UpkeepSettings, row: Mapping[str
     Raises:
         StoreError: the workspace cannot be read or written.
     """
-    key = dedup_key(row["kind"], row["project"], row["content"])
+    key = memory_key(row)
+    judged = rules(upkeep)
     index = near_index(store) if upkeep.duplicates != "off" and NearIndex.usable(store) else None
     if row["vector"] is None and index is None:
         return None
     with store.reads_before_write():
         before = index.version(store) if index is not None else None
-        found: Duplicate | None | bool = False
+        looked: Found | bool = False
         if index is not None:
-            found = index.lookup(store, before, project=row["project"], kind=row["kind"], key=key, vector=row["vector"],
-                                 mode=upkeep.duplicates, threshold=upkeep.near_threshold)
-        if found is False and row["vector"] is None:
+            looked = index.lookup(store, before, project=row["project"], kind=row["kind"], key=key,
+                                  content=row["content"], vector=row["vector"], rules=judged)
+        if looked is False and row["vector"] is None:
             return None  # not the exact repeat it looked like: the caller embeds it first
-        if found is False:
-            found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
-                                   mode=upkeep.duplicates, threshold=upkeep.near_threshold)
-    assert found is not True
+        found = looked if not isinstance(looked, bool) else find_duplicate(
+            store, kind=row["kind"], project=row["project"], key=key, content=row["content"], vector=row["vector"],
+            rules=judged)
     if found is not None and found.id in supersedes:
         if row["vector"] is None:
             return None
         found = None  # a new version as it was: written as a memory of its own, superseding the old
+    merged: Merged | None = None
+    if isinstance(found, Duplicate):
+        try:
+            merged = merge_into(store, found, row, key, now=now)
+        except ValueError as exc:  # its record of merged texts is damaged: never written over; stored apart
+            logger.warning("memory %s keeps a damaged record of merged texts (%s): the new memory is stored apart",
+                           found.id, exc)
+            found = None
     commits = 0
     added: list[dict[str, Any]] = []
     changed: dict[str, Mapping[str, Any]] = {}
-    if found is None:
+    may_update: MayUpdate | None = None
+    if merged is None:
+        links = list(edges)
+        if isinstance(found, PossibleUpdate):
+            may_update = MayUpdate(found.id, round(found.similarity, 4), found.difference.describe())
+            links.append(edge(str(row["id"]), found.id, "may_update", str(row["id"])))
         added = [{**row, "dedup_key": key, "seen_count": 1, "last_seen": now}]
-        store.add_memories(added, edges)
+        store.add_memories(added, links)
         kept, seen, entities = str(row["id"]), 1, [e["dst"][2:] for e in edges if e["relation"] == "mentions"]
     else:
-        merged = merge_into(store, found, row, key, now=now)
+        assert isinstance(found, Duplicate)
         seen, entities, changed = merged.seen, merged.entities, {found.id: merged.values}
         kept = found.id
     commits += 1
@@ -131,8 +175,8 @@ def write_memory(store: WorkspaceStore, upkeep: UpkeepSettings, row: Mapping[str
         commits += 1
     if index is not None:
         index.wrote(store, before, commits, added=added, changed=changed, gone=replaced)
-    if found is None:
-        return Written(kept, superseded=replaced, entities=entities)
+    if merged is None or not isinstance(found, Duplicate):
+        return Written(kept, superseded=replaced, entities=entities, may_update=may_update)
     return Written(kept, duplicate_of=kept, merged=found.how, seen=seen, superseded=replaced, entities=entities)
 
 
@@ -147,21 +191,34 @@ class Merged:
 
 
 def merge_into(store: WorkspaceStore, found: Duplicate, row: Mapping[str, Any], key: str, *, now: datetime) -> Merged:
-    """Count ``row`` as ``found`` written again: one more sighting, tags united, and (a near duplicate whose text is
-    longer) ``row``'s text, title and vector kept in its place, in one commit of the memories table.
+    """Count ``row`` as ``found`` written again, in one commit of the memories table: one more sighting, tags united;
+    a near duplicate's text is kept among the memory's merged texts (``versions``), and shown in place of the
+    memory's when it is longer (the shown one stays kept).
 
     Raises:
+        ValueError: the memory's record of merged texts is damaged (nothing was written).
         StoreError: the workspace cannot be written.
     """
     old = found.row
     seen = int(old["seen_count"] or 1) + 1
     values: dict[str, Any] = {"seen_count": seen, "last_seen": now}
-    tags = list(dict.fromkeys([*old["tags"], *row["tags"]]))
+    if found.how == "near":
+        record, shown = merged_with(old, MergedIn(
+            id=str(row["id"]), content=str(row["content"]), title=str(row["title"]), tags=tuple(row["tags"]),
+            type=str(row["type"]), written=now, how="near", similarity=found.similarity), now)
+        values["merged_texts"] = record.to_json()
+        tags = list(dict.fromkeys([*old["tags"], *record.tags()]))
+        if shown:
+            values.update(content=row["content"], title=row["title"] or old["title"],
+                          vector=np.asarray(row["vector"]), content_hash=content_hash(row["content"]),
+                          dedup_key=key, updated_at=now)
+    else:
+        own = with_own_tags(old, list(row["tags"]))
+        if own is not None:
+            values["merged_texts"] = own.to_json()
+        tags = list(dict.fromkeys([*old["tags"], *row["tags"]]))
     if tags != list(old["tags"]):
         values["tags"] = tags
-    if found.how == "near" and len(row["content"]) > len(old["content"]):
-        values.update(content=row["content"], title=row["title"] or old["title"], vector=np.asarray(row["vector"]),
-                      content_hash=content_hash(row["content"]), dedup_key=key, updated_at=now)
     store.update_memory(found.id, values)
     mentions = mention_edges(found.id, str(row["content"]), found.id)
     if mentions:  # a text that names no identifier has no links to add (and needs no look at the old ones)
@@ -188,8 +245,9 @@ def write_new_memories(store: WorkspaceStore, upkeep: UpkeepSettings, rows: Sequ
     by_key: dict[str, dict[str, Any]] = {}
     new_edges: list[Mapping[str, Any]] = []
     written: list[Written] = []
+    judged = rules(upkeep)
     for row in rows:
-        key = dedup_key(row["kind"], row["project"], row["content"])
+        key = memory_key(row)
         if upkeep.duplicates != "off" and key in by_key:
             twin = by_key[key]
             twin["seen_count"] += 1
@@ -197,13 +255,18 @@ def write_new_memories(store: WorkspaceStore, upkeep: UpkeepSettings, rows: Sequ
             written.append(Written(twin["id"], duplicate_of=twin["id"], merged="exact", seen=twin["seen_count"]))
             continue
         with store.reads_before_write():
-            found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, vector=row["vector"],
-                                   mode=upkeep.duplicates, threshold=upkeep.near_threshold)
-        if found is not None:
-            seen = merge_into(store, found, row, key, now=now).seen
-            new_edges += on_duplicate(row, found.id)
-            written.append(Written(found.id, duplicate_of=found.id, merged=found.how, seen=seen))
-            continue
+            found = find_duplicate(store, kind=row["kind"], project=row["project"], key=key, content=row["content"],
+                                   vector=row["vector"], rules=judged)
+        if isinstance(found, Duplicate):
+            try:
+                seen = merge_into(store, found, row, key, now=now).seen
+            except ValueError as exc:
+                logger.warning("memory %s keeps a damaged record of merged texts (%s): the new memory is stored "
+                               "apart", found.id, exc)
+            else:
+                new_edges += on_duplicate(row, found.id)
+                written.append(Written(found.id, duplicate_of=found.id, merged=found.how, seen=seen))
+                continue
         kept = {**row, "dedup_key": key, "seen_count": 1, "last_seen": now}
         added.append(kept)
         by_key[key] = kept
