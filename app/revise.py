@@ -1,9 +1,10 @@
-"""A note's new version, and two memories made one, as history keeps: what ``engram edit`` / ``engram merge`` and
-the window's Edit and Merge do.
+"""A note's new version, memories made one and split again, and possible updates answered, as history keeps: what
+``engram edit`` / ``merge`` / ``unmerge`` / ``supersede`` / ``keep-both`` and the window's Edit, Merge, Split, Newer
+replaces older and Both are true do.
 
-Both are ``store`` calls with ``supersedes``: the edited text is stored as a new memory that supersedes the old (the
-old text stays, marked superseded); a merge stores the longer of two texts again, which store's duplicate handling
-counts on the memory that holds it, and supersedes the other by it. Nothing is deleted.
+An edit is a ``store`` call with ``supersedes``: the edited text is stored as a new memory that supersedes the old
+(the old text stays, marked superseded). The others are ``tidy`` calls: a merge keeps the longer of two texts and
+makes the other its history (its text kept with it, so that ``unmerge`` can split them again). Nothing is deleted.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def edit(tools: ToolCalls, memory_id: str, content: str | None, workspace: str, 
 
 
 def merge(tools: ToolCalls, first: str, second: str, workspace: str) -> Revised:
-    """Keep the longer text of two memories, superseding the other by it.
+    """Keep the longer text of two memories, the other superseded by it and kept with it as a merged text.
 
     Raises:
         NotFound: either is missing. InvalidArgument: the same id twice, different projects or kinds, or one that
@@ -87,9 +88,35 @@ def merge(tools: ToolCalls, first: str, second: str, workspace: str) -> Revised:
         raise InvalidArgument(f"{first} is a {a.kind} of project {a.project} and {second} a {b.kind} of "
                               f"project {b.project}: only memories of one project and kind are merged.")
     kept, other = (a, b) if len(a.content) >= len(b.content) else (b, a)
-    done = _store_again(tools, kept, kept.content, list(dict.fromkeys([*kept.tags, *other.tags])), other.id,
-                        workspace)
-    if done.result.id != kept.id:  # duplicate handling off: the kept text was stored as a memory of its own
-        return Revised(f"{done.text}\n(Duplicate handling is off, so the kept text was stored as {done.result.id}; "
-                       f"{kept.id} stays current beside it.)", done.result.id)
-    return Revised(done.text, done.result.id)
+    done = tools.tidy("merge", kept.id, others=[other.id], workspace=workspace)
+    return Revised(done.text, kept.id)
+
+
+def unmerge(tools: ToolCalls, memory_id: str, only: list[str], workspace: str) -> Revised:
+    """Split the texts merged into ``memory_id`` (``only`` these, when given) back into memories of their own.
+
+    Raises:
+        NotFound: no such memory. InvalidArgument: nothing is merged into it, or ``only`` names a text that is not.
+    """
+    done = tools.tidy("unmerge", memory_id, others=only, workspace=workspace)
+    return Revised(done.text, memory_id)
+
+
+def supersede(tools: ToolCalls, new: str, old: list[str], workspace: str) -> Revised:
+    """Make ``new`` the current memory in place of ``old`` (a possible update confirmed; the old stay as history).
+
+    Raises:
+        NotFound: a memory is missing. InvalidArgument: one is not a current note or exchange.
+    """
+    done = tools.tidy("supersede", new, others=old, workspace=workspace)
+    return Revised(done.text, new)
+
+
+def keep_both(tools: ToolCalls, first: str, second: str, workspace: str) -> Revised:
+    """Say that ``first`` and ``second`` are both true: the pair is not offered as a possible update again.
+
+    Raises:
+        NotFound: a memory is missing. InvalidArgument: the same memory twice, or one is not current.
+    """
+    done = tools.tidy("keep_both", first, others=[second], workspace=workspace)
+    return Revised(done.text, first)

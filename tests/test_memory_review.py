@@ -156,8 +156,9 @@ def test_review_lists_repeats_near_duplicates_and_history_and_merges_a_pair(desk
     dialog = page.tidy.review_dialog
     assert dialog is not None and dialog.isVisible() and dialog.windowTitle() == "Review — My memory, project ops"
     assert dialog.summary.text().startswith("1 note was written more than once, 1 pair of notes is alike enough")
-    assert [dialog.tabs.tabText(i) for i in range(3)] == [
-        "Written more than once (1)", "Near duplicates (1)", "History (1)"]
+    assert [dialog.tabs.tabText(i) for i in range(5)] == [
+        "Written more than once (1)", "Near duplicates (1)", "Possible updates (0)", "Merged before (0)",
+        "History (1)"]
     assert dialog.repeats.topLevelItem(0).text(0) == "2×"
     assert dialog.history.topLevelItem(0).text(1) == "Backups run at 02:00."
     dialog.tabs.setCurrentWidget(dialog.history)
@@ -173,7 +174,63 @@ def test_review_lists_repeats_near_duplicates_and_history_and_merges_a_pair(desk
     merge = next(b for b in page.tidy.question.buttons() if b.text() == "Merge")
     with _wait_job(desktop, qtbot, "Reviewing duplicates and history"):
         merge.click()
-    assert dialog.tabs.tabText(1) == "Near duplicates (0)" and dialog.tabs.tabText(2) == "History (2)"
+    assert dialog.tabs.tabText(1) == "Near duplicates (0)" and dialog.tabs.tabText(4) == "History (2)"
+
+
+def test_review_answers_a_possible_update_in_one_click_either_way(desktop: Desktop, page: MemoryPage,
+                                                                  qtbot: Any) -> None:
+    tools = desktop.engine.tools
+    rotates = tools.store("The staging database password rotates every 30 days.", project="ops").result.id
+    newer = tools.store("The staging database password rotates every 90 days.", project="ops").result
+    owner = tools.store("Alice owns the billing service.", project="ops").result.id
+    also = tools.store("Bob owns the billing service.", project="ops").result
+    assert (newer.may_update, also.may_update) == (rotates, owner)
+    _select_note(page, qtbot, "Rollback approval")
+    with _wait_job(desktop, qtbot, "Reviewing duplicates and history"):
+        page.tidy.review_button.click()
+    dialog = page.tidy.review_dialog
+    assert dialog is not None and dialog.tabs.tabText(2) == "Possible updates (2)"
+    assert "2 newer notes may update an older one" in dialog.summary.text()
+    dialog.tabs.setCurrentWidget(dialog.updates)
+    assert dialog.replaces_button.isVisible() and not dialog.replaces_button.isEnabled()
+    rows = {dialog.updates.topLevelItem(i).text(0): dialog.updates.topLevelItem(i)
+            for i in range(dialog.updates.topLevelItemCount())}
+    assert set(rows) == {"30 days → 90 days", "Alice → Bob"}
+    dialog.updates.setCurrentItem(rows["30 days → 90 days"])
+    with _wait_job(desktop, qtbot, "Reviewing duplicates and history"):
+        dialog.replaces_button.click()
+    assert tools.get_memory([rotates]).result.items[0].superseded_by == newer.id
+    assert dialog.tabs.tabText(2) == "Possible updates (1)"
+    dialog.updates.setCurrentItem(dialog.updates.topLevelItem(0))
+    with _wait_job(desktop, qtbot, "Reviewing duplicates and history"):
+        dialog.both_button.click()
+    assert dialog.tabs.tabText(2) == "Possible updates (0)"
+    assert tools.get_memory([owner]).result.items[0].superseded_by is None, "both are true: both stay current"
+    assert "kept both" in page.message.text().lower()
+
+
+def test_a_merged_note_shows_the_texts_merged_into_it_and_split_makes_them_notes_again(
+        desktop: Desktop, page: MemoryPage, qtbot: Any) -> None:
+    tools = desktop.engine.tools
+    kept = tools.store("Deploys roll back only with the on-call lead's approval, as the team agreed.",
+                       project="ops").result
+    assert kept.merged == "near"
+    _select_note(page, qtbot, "Rollback approval")
+    shown = _shown(page)
+    assert "Merged into this note" in shown and "as the team agreed" in shown and "Its own text" in shown
+    assert page.tidy.split_button.isEnabled()
+    page.tidy.split_button.click()
+    box = page.tidy.question
+    assert box is not None and box.isVisible() and "its own text again" in box.informativeText()
+    split = next(b for b in box.buttons() if b.text() == "Split")
+    with _wait_job(desktop, qtbot, "Splitting a note"):
+        split.click()
+    assert page.message.text().startswith("Split ") and "1 memory again" in page.message.text()
+    qtbot.waitUntil(lambda: page.detail.memory is not None and not page.detail.memory.merged, timeout=30_000)
+    assert not page.tidy.split_button.isEnabled()
+    contents = sorted(m.content for m in tools.search("rollback approval on-call lead", project="ops").result.hits)
+    assert contents[:2] == ["Deploys roll back only with the on-call lead's approval, as the team agreed.",
+                            "Deploys roll back only with the on-call lead's approval."]
 
 
 def test_forget_by_filter_previews_then_forgets_exactly_what_it_listed(desktop: Desktop, page: MemoryPage,

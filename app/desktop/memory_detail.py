@@ -1,9 +1,11 @@
 """The Memory page's detail pane: the selected note in full, where it came from, and its versions.
 
 A note (or a conversation turn) shows its whole text, its provenance (project, kind, when it was written, when it
-was last written again and how often, the editor and session a captured turn came from, its tags) and the chain
-of versions an edit or merge made, each version a link that shows it. A file shows its path, passages, when it was
-ingested and its summary. Reads run as jobs; a reply that arrives after something else was selected is dropped.
+was last written again and how often, the editor and session a captured turn came from, its tags), the chain
+of versions an edit or merge made, each version a link that shows it, and the texts merged into it (near
+duplicates counted on it, notes merged by hand), which Split makes notes again. A file shows its path, passages,
+when it was ingested and its summary. Reads run as jobs; a reply that arrives after something else was selected is
+dropped.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ def provenance(memory: Memory) -> list[tuple[str, str]]:
         rows.append(("Tags", ", ".join(tags)))
     if memory.superseded_by:
         rows.append(("Superseded", f"on {_when(memory.valid_to)} by a newer version (below); search leaves it out"))
+    if memory.merged:
+        rows.append(("Merged into it", f"{count_of(len(memory.merged), 'other text', 'other texts')} (below); "
+                                       "Split makes them notes again"))
     rows.append(("Id", memory.id))
     return rows
 
@@ -78,7 +83,32 @@ def note_html(memory: Memory, chain: list[Memory]) -> str:
             items.append(f"<li><b>{label} (this one)</b></li>" if version.id == memory.id else
                          f"<li><a href='memory:{version.id}'>{label}</a></li>")
         parts.append(f"<p><b>Versions</b>, oldest first:</p><ul>{''.join(items)}</ul>")
+    parts += merged_html(memory)
     return "".join(parts)
+
+
+def merged_html(memory: Memory) -> list[str]:
+    """The texts merged into a memory, its own text when a merged one is shown, and the repeats whose texts were not
+    kept, as the pane lists them."""
+    parts: list[str] = []
+    if memory.merged:
+        items = []
+        for item in memory.merged:
+            how = "merged by hand" if item.how == "merge" else f"the same note said again ({item.similarity:.0%} alike)"
+            seen = f", written {item.seen} times" if item.seen > 1 else ""
+            shown = " — shown above" if item.shown else ""
+            text = html.escape(" ".join(item.content.split()))
+            items.append(f"<li>{_when(item.written)} · {html.escape(how)}{seen}{shown}: “{text}”</li>")
+        parts.append(f"<p><b>Merged into this note</b>, oldest first (Split makes each a note of its own "
+                     f"again):</p><ul>{''.join(items)}</ul>")
+    if memory.own_text is not None:
+        parts.append(f"<p><b>Its own text</b> (a longer one merged into it is shown above): "
+                     f"“{html.escape(' '.join(memory.own_text.split()))}”</p>")
+    if memory.merged_unkept:
+        parts.append(f"<p>Written {count_of(memory.merged_unkept, 'more time', 'more times')} before Engram kept "
+                     "the texts it merged: those texts were not kept, and one of them may have said something else. "
+                     "Review lists such notes to check.</p>")
+    return parts
 
 
 def file_html(info: SourceInfo) -> str:

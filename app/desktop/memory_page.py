@@ -165,11 +165,11 @@ class MemoryPage(QWidget):
         split.addWidget(self.detail)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
-        edit, merge, review, forget_filter, export, import_ = self.tidy.buttons
+        edit, merge, split_note, review, forget_filter, export, import_ = self.tidy.buttons
         layout = QVBoxLayout(self)
         layout.addLayout(_row(review, forget_filter, export, import_, self.share_button, QWidget(), stretching=5))
         layout.addWidget(split, 3)
-        layout.addLayout(_row(self.message, edit, merge, self.forget_button))
+        layout.addLayout(_row(self.message, edit, merge, split_note, self.forget_button))
         layout.addLayout(_row(add, ingest), 1)
         self._rows: dict[int, JobRow] = {}
         self._cancels: dict[int, QPushButton] = {}

@@ -1,4 +1,5 @@
-"""The Memory page's tidying: Edit and Merge of the selected notes, Review, Forget by filter, Export and Import.
+"""The Memory page's tidying: Edit, Merge and Split of the selected notes, Review (with its answers to possible
+updates), Forget by filter, Export and Import.
 
 ``Tidy`` owns those buttons and the dialogs they open; the page hands it what is selected (``select``) and a way to
 say an outcome (``say``), and reloads when told that memories changed. Every engine call runs as a job.
@@ -19,7 +20,7 @@ from .jobs import Job, Jobs
 from .memory_detail import MemoryDetail
 from .memory_tree import Entry
 from .review_dialog import ReviewDialog
-from .revise_dialogs import EditDialog, ask_to_merge
+from .revise_dialogs import EditDialog, ask_to_merge, ask_to_split
 from .transfer_actions import TransferActions
 
 #: The kinds of memory Edit and Merge take (a file's passages change with the file).
@@ -54,6 +55,8 @@ class Tidy:
                                    "as its history", self.edit)
         self.merge_button = _button("Merge…", "Merge the two selected notes", "Select two notes of one project "
                                     "(Ctrl+click): the longer text is kept, the other becomes its history", self.merge)
+        self.split_button = _button("Split…", "Split the selected note", "Make each text merged into this note a "
+                                    "note of its own again, with its own date and tags", self.split)
         self.review_button = _button("Review…", "Review duplicates and history", "Notes written more than once, "
                                      "near duplicates and earlier versions, to look at and tidy", self.review)
         self.forget_filter_button = _button("Forget by filter…", "Forget memories by filter", "Forget many memories "
@@ -75,8 +78,8 @@ class Tidy:
 
     @property
     def buttons(self) -> list[QPushButton]:
-        """For the selection: Edit, Merge. For the workspace: Review, Forget by filter, Export, Import."""
-        return [self.edit_button, self.merge_button, self.review_button, self.forget_filter_button,
+        """For the selection: Edit, Merge, Split. For the workspace: Review, Forget by filter, Export, Import."""
+        return [self.edit_button, self.merge_button, self.split_button, self.review_button, self.forget_filter_button,
                 self.export_button, self.import_button]
 
     # --------------------------------------------------------------- selection
@@ -99,8 +102,10 @@ class Tidy:
         return memory if memory is not None and memory.kind in REVISED and not memory.superseded_by else None
 
     def _refresh(self) -> None:
-        self.edit_button.setEnabled(self._pair is None and self._editable() is not None)
+        editable = self._editable()
+        self.edit_button.setEnabled(self._pair is None and editable is not None)
         self.merge_button.setEnabled(self._pair is not None)
+        self.split_button.setEnabled(self._pair is None and editable is not None and bool(editable.merged))
 
     # ---------------------------------------------------------------- edit
 
@@ -159,14 +164,50 @@ class Tidy:
 
         self.question = ask_to_merge(self._page, a, b, merge)
 
+    # --------------------------------------------------------------- split
+
+    def split(self) -> None:
+        """Ask, then make each text merged into the shown note a note of its own again (a job)."""
+        memory = self._editable()
+        if memory is None or not memory.merged:
+            return
+        workspace, tools = self.detail.workspace, self._engine.tools
+
+        def split() -> None:
+            self._jobs.submit("task", "Splitting a note",
+                              lambda report: revise.unmerge(tools, memory.id, [], workspace),
+                              on_done=lambda job: self._revised(workspace, job))
+
+        self.question = ask_to_split(self._page, memory, split)
+
     # --------------------------------------------------------------- review, forget, transfer
 
     def review(self) -> None:
         """Open the review of the workspace (or project) being looked at."""
         workspace, project = self._context()
         self.review_dialog = ReviewDialog(self._page, self._jobs, self._engine, workspace, project,
-                                          show=self.detail.show_memory, merge=self.merge_pair)
+                                          show=self.detail.show_memory, merge=self.merge_pair, answer=self.answer)
         self.review_dialog.show()
+
+    def answer(self, workspace: str, newer: str, older: str, replaces: bool, then: Callable[[], None]) -> None:
+        """A possible update answered (a job): the newer replaces the older, or both are true; ``then`` follows."""
+        tools = self._engine.tools
+
+        def answered(job: Job) -> None:
+            if job.error is not None:
+                self._say(f"{job.error.title}: {job.error.message}")
+            else:
+                done: revise.Revised = job.result
+                self._say(done.text[0].upper() + done.text[1:])
+                self._changed()
+            then()
+
+        if replaces:
+            self._jobs.submit("task", "Replacing the older note",
+                              lambda report: revise.supersede(tools, newer, [older], workspace), on_done=answered)
+        else:
+            self._jobs.submit("task", "Keeping both notes",
+                              lambda report: revise.keep_both(tools, newer, older, workspace), on_done=answered)
 
     def forget_by_filter(self) -> None:
         """Open the dialog that previews, then forgets, memories chosen by filters."""

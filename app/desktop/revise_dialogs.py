@@ -1,5 +1,6 @@
-"""Edit and Merge in the window: a note's new version, and two notes made one (``app/revise.py`` does both, as
-``engram edit`` and ``engram merge`` do). Neither deletes anything: the old text stays as history."""
+"""Edit, Merge and Split in the window: a note's new version, two notes made one, a merged note made its notes again
+(``app/revise.py`` does each, as ``engram edit``, ``merge`` and ``unmerge`` do). None deletes anything: an old text
+stays as history, a merged one is kept with the note it was merged into."""
 
 from __future__ import annotations
 
@@ -66,5 +67,25 @@ def ask_to_merge(parent: QWidget, first: Memory, second: Memory, then: Callable[
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(QMessageBox.StandardButton.Cancel)
     box.finished.connect(lambda _result: then() if box.clickedButton() is merge else None)
+    box.open()
+    return box
+
+
+def ask_to_split(parent: QWidget, memory: Memory, then: Callable[[], None]) -> QMessageBox:
+    """Open (never ``exec``) a window-modal question whether to split the texts merged into ``memory`` off again;
+    ``then`` runs only on Split. Returns the box (tests press its buttons)."""
+    count = len(memory.merged)
+    noun = "text" if count == 1 else "texts"
+    box = QMessageBox(QMessageBox.Icon.Question, "Split note", f"Make the {count} {noun} merged into this note "
+                      f"{'a note' if count == 1 else 'notes'} of {'its' if count == 1 else 'their'} own again?",
+                      parent=parent)
+    box.setWindowModality(Qt.WindowModality.WindowModal)
+    own = "" if memory.own_text is None else " It shows its own text again."
+    box.setInformativeText(f"Each comes back with its own date and tags; this note keeps its own text, tags and "
+                           f"count.{own}\n\nNothing is deleted.")
+    split = box.addButton("Split", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    box.finished.connect(lambda _result: then() if box.clickedButton() is split else None)
     box.open()
     return box
