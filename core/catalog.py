@@ -14,7 +14,7 @@ from .errors import InvalidArgument
 from .recall.plan import EVIDENCE_TOOLS, PlanTools
 from .recall.render import format_recall
 from .recall.run import recall_rows
-from .tools import forget, formats, overview, reads, review, tidy, writes
+from .tools import forget, formats, overview, reads, review, tidy, upkeep_formats, writes
 from .tools.spec import Tool, describe_validation_error
 from .tools.spec import args_model as _args_model
 from .tools.spec import call_model as _call_model
@@ -28,14 +28,14 @@ _ENGINE_TOOLS = (
     Tool("list_sources", reads.list_sources, formats.format_sources, idempotent=True, budgeted=True),
     Tool("kg_query", reads.kg_query, formats.format_facts, idempotent=True, budgeted=True),
     Tool("graph_scope", reads.graph_scope, formats.format_graph_scope, idempotent=True),
-    Tool("review", review.review, formats.format_review, idempotent=True, budgeted=True),
+    Tool("review", review.review, upkeep_formats.format_review, idempotent=True, budgeted=True),
     Tool("status", overview.status, formats.format_status, idempotent=True),
     Tool("device_context", overview.device_context, formats.format_device, idempotent=True),
     Tool("wake_up", overview.wake_up, formats.format_wake_up, idempotent=True, budgeted=True),
     Tool("store", writes.store, formats.format_stored, write=True),
-    Tool("tidy", tidy.tidy, formats.format_tidied, write=True),
+    Tool("tidy", tidy.tidy, upkeep_formats.format_tidied, write=True),
     Tool("delete", writes.delete, formats.format_deleted, write=True, destructive=True, idempotent=False),
-    Tool("forget", forget.forget, formats.format_forgotten, write=True, destructive=True, idempotent=False),
+    Tool("forget", forget.forget, upkeep_formats.format_forgotten, write=True, destructive=True, idempotent=False),
     Tool("kg_edit", writes.kg_edit, formats.format_fact_change, write=True, destructive=True),
     Tool("ingest_content", writes.ingest_content, formats.format_ingest, write=True, idempotent=True),
     Tool("ingest_path", writes.ingest_path, formats.format_ingest, write=True, idempotent=True),

@@ -5,7 +5,7 @@
 Each page at 800×600 and 1200×800, in the light and the dark color scheme: ``<page>-<scheme>-<size>.png``,
 with the opened advanced settings (``settings-advanced-…``) and the chat's card while its model is not here
 (``chat-no-model-…``). Also a note's detail on the Memory page (``memory-detail.png``), a setting search
-(``settings-find.png``), the Memory page's review and forget dialogs, the tray menu (``tray-menu.png``) and the tray icon's four states on a light and a dark panel
+(``settings-find.png``), the Memory page's review (its possible updates) and forget dialogs, the tray menu (``tray-menu.png``) and the tray icon's four states on a light and a dark panel
 (``tray-icons.png``).
 
 Uses a throwaway data folder holding this repository's docs/ and two notes, so the pages show real
@@ -182,6 +182,11 @@ async def shoot(out: Path) -> None:
     old = await asyncio.to_thread(engine.tools.store, "Deploys go out on Mondays.", project="engram")
     await asyncio.to_thread(engine.tools.store, "Deploys go out on Tuesdays, after the review.", project="engram",
                             supersedes=[old.result.id])
+    # A possible update (a version changed), and a repeat with a clause added, kept with the note it repeats.
+    await asyncio.to_thread(engine.tools.store, "We pin llama-cpp-python to 0.3.37: newer builds changed the "
+                            "embedding API.", type="decision", project="engram")
+    await asyncio.to_thread(engine.tools.store, "Release checklist: run .ci/run from a fresh clone, then tag, as "
+                            "we agreed.", type="todo", project="engram")
     desktop = Desktop(paths, os.environ, engine=engine, tray=True)
     await desktop.start_service()
     desktop.attach_tray()
@@ -217,6 +222,8 @@ async def shoot(out: Path) -> None:
     tidy = window.memory.tidy
     tidy.review()  # the review of duplicates and history, beside the page
     await wait_signal(desktop.jobs.finished, check=lambda job: job.title == "Reviewing duplicates and history")
+    tidy.review_dialog.tabs.setCurrentWidget(tidy.review_dialog.updates)  # the possible update, to answer
+    tidy.review_dialog.updates.setCurrentItem(tidy.review_dialog.updates.topLevelItem(0))
     await settle()
     tidy.review_dialog.grab().save(str(out / "memory-review.png"))
     tidy.review_dialog.close()

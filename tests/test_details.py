@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engram.core.upkeep.details import compare, overlap, says_it_changes, tokens
+from engram.core.upkeep.details import compare, overlap, says_it_changes
+from engram.core.upkeep.tokens import tokens
 
 DIFFER = [
     ("number", "The cluster has 3 nodes", "The cluster has 4 nodes", "3 nodes → 4 nodes"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.core.tools import formats
+from engram.core.tools import formats, upkeep_formats
 from engram.core.tools.results import (
     CountedName,
     Deleted,
@@ -208,13 +208,13 @@ def test_write_formats() -> None:
                                      superseded=["1a2b3c4d5e6f"]), 4000),
         formats.format_stored(Stored(id="b2c3d4e5f6a7", workspace="default", project="general", kind="note",
                                      may_update="1a2b3c4d5e6f", changes="30 days → 90 days"), 4000),
-        formats.format_tidied(Tidied(action="supersede", workspace="default", id="b2c3d4e5f6a7",
+        upkeep_formats.format_tidied(Tidied(action="supersede", workspace="default", id="b2c3d4e5f6a7",
                                      others=["1a2b3c4d5e6f"]), 4000),
-        formats.format_tidied(Tidied(action="keep_both", workspace="default", id="b2c3d4e5f6a7",
+        upkeep_formats.format_tidied(Tidied(action="keep_both", workspace="default", id="b2c3d4e5f6a7",
                                      others=["1a2b3c4d5e6f"]), 4000),
-        formats.format_tidied(Tidied(action="merge", workspace="default", id="b2c3d4e5f6a7",
+        upkeep_formats.format_tidied(Tidied(action="merge", workspace="default", id="b2c3d4e5f6a7",
                                      others=["1a2b3c4d5e6f"], seen=3), 4000),
-        formats.format_tidied(Tidied(action="unmerge", workspace="default", id="b2c3d4e5f6a7",
+        upkeep_formats.format_tidied(Tidied(action="unmerge", workspace="default", id="b2c3d4e5f6a7",
                                      others=["1a2b3c4d5e6f", "c3d4e5f6a7b8"], seen=1, restored_own=True), 4000),
         formats.format_deleted(Deleted(workspace="default", ids=["1a2b3c4d5e6f"]), 4000),
         formats.format_deleted(Deleted(workspace="default", source=SRC, chunks=12), 4000),
@@ -232,11 +232,11 @@ def test_forget_formats() -> None:
                         by_project={"web": 14, "ops": 1}, listed=listed, files=["docs/old.md"], file_chunks=[10],
                         kept_out=1)
     text = "\n".join([
-        formats.format_forgotten(preview, 4000),
-        formats.format_forgotten(preview.model_copy(update={"dry_run": False}), 4000),
-        formats.format_forgotten(Forgotten(workspace="default", dry_run=True), 4000),
-        formats.format_forgotten(Forgotten(workspace="default", dry_run=False), 4000),
-        formats.format_forgotten(Forgotten(workspace="default", dry_run=True, count=1, memories=1,
+        upkeep_formats.format_forgotten(preview, 4000),
+        upkeep_formats.format_forgotten(preview.model_copy(update={"dry_run": False}), 4000),
+        upkeep_formats.format_forgotten(Forgotten(workspace="default", dry_run=True), 4000),
+        upkeep_formats.format_forgotten(Forgotten(workspace="default", dry_run=False), 4000),
+        upkeep_formats.format_forgotten(Forgotten(workspace="default", dry_run=True, count=1, memories=1,
                                            by_kind={"exchange": 1}, by_project={"general": 1}, listed=[
                                                listed[0].model_copy(update={"kind": "exchange"})]), 4000),
     ])
@@ -273,4 +273,4 @@ def test_review_format() -> None:
         merged_before_total=2,
         superseded=[note(4, "Deploy with Ansible.", valid_to=T2, superseded_by="b2c3d4e5f6a7")], superseded_total=1)
     empty = Review(workspace="default", threshold=0.95, compared=12, current=12)
-    check("review", formats.format_review(review, 4000) + "\n---\n" + formats.format_review(empty, 4000))
+    check("review", upkeep_formats.format_review(review, 4000) + "\n---\n" + upkeep_formats.format_review(empty, 4000))

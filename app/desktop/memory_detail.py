@@ -56,7 +56,7 @@ def provenance(memory: Memory) -> list[tuple[str, str]]:
         rows.append(("Superseded", f"on {_when(memory.valid_to)} by a newer version (below); search leaves it out"))
     if memory.merged:
         rows.append(("Merged into it", f"{count_of(len(memory.merged), 'other text', 'other texts')} (below); "
-                                       "Split makes them notes again"))
+                                       "Split makes each a note of its own again"))
     rows.append(("Id", memory.id))
     return rows
 

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QTabWidget,
@@ -41,12 +42,19 @@ def _gist(memory: Memory, width: int = 90) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
-def _list(name: str, headers: list[str]) -> QTreeWidget:
+def _list(name: str, headers: list[str], *, pairs: bool = False) -> QTreeWidget:
+    """A list of the review; ``pairs``: its last two columns are two notes, sharing the width beside the first."""
     tree = QTreeWidget()
     tree.setAccessibleName(name)
     tree.setHeaderLabels(headers)
     tree.setRootIsDecorated(False)
     tree.setWordWrap(True)
+    if pairs:
+        header = tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
     return tree
 
 
@@ -71,8 +79,8 @@ class ReviewDialog(QDialog):
         self.summary.setWordWrap(True)
         self.summary.setAccessibleName("What the review found")
         self.repeats = _list("Notes written more than once", ["Times", "Note", "Project"])
-        self.pairs = _list("Near duplicates stored apart", ["Alike", "Newer note", "Older note"])
-        self.updates = _list("Possible updates", ["What changed", "Newer note", "Older note"])
+        self.pairs = _list("Near duplicates stored apart", ["Alike", "Newer note", "Older note"], pairs=True)
+        self.updates = _list("Possible updates", ["What changed", "Newer note", "Older note"], pairs=True)
         self.merged_before = _list("Notes merged before their texts were kept", ["Repeats", "Note", "Project"])
         self.history = _list("Superseded notes", ["Superseded", "Note", "Project"])
         self.tabs = QTabWidget()
@@ -179,6 +187,7 @@ class ReviewDialog(QDialog):
         ids = self._selected_ids()
         updates = self.tabs.currentWidget() is self.updates
         self.show_button.setEnabled(bool(ids))
+        self.merge_button.setVisible(not updates)
         self.merge_button.setEnabled(len(ids) == 2 and not updates)
         self.replaces_button.setVisible(updates)
         self.both_button.setVisible(updates)

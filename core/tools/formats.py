@@ -6,7 +6,7 @@ pinned by golden-file tests. Every formatter respects ``max_chars`` and says wha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 
 from .render import Block, query_terms, render_blocks
@@ -17,19 +17,16 @@ from .results import (
     FactChange,
     FactList,
     FileChunks,
-    Forgotten,
     GraphScope,
     IngestResult,
     Memory,
     MemoryList,
     NeighborList,
-    Review,
     SearchHit,
     SearchResult,
     SourceInfo,
     SourceList,
     Stored,
-    Tidied,
     WakeUp,
     WorkspaceStatus,
 )
@@ -37,7 +34,8 @@ from .results import (
 SEP = " · "
 
 
-def _date(value: datetime) -> str:
+def day(value: datetime) -> str:
+    """A date as the answers write it: ``2026-12-07``."""
     return value.date().isoformat()  # four-digit years (strftime's %Y writes year 99 as "99")
 
 
@@ -53,7 +51,7 @@ def where(memory: Memory) -> str:
 
 def memory_meta(memory: Memory, *extra: str) -> str:
     """The first line of a memory block: id, project, source:lines, kind/type, date, then ``extra``."""
-    parts = [memory.id, memory.project, where(memory), f"{memory.kind}/{memory.type}", _date(memory.updated_at)]
+    parts = [memory.id, memory.project, where(memory), f"{memory.kind}/{memory.type}", day(memory.updated_at)]
     parts = [p for p in parts if p]
     shown = [t for t in memory.tags if ":" not in t]  # namespaced tags (kind:, lang:, layer:, topic:) stay unprinted
     if shown:
@@ -61,11 +59,12 @@ def memory_meta(memory: Memory, *extra: str) -> str:
     if memory.seen_count > 1:
         parts.append(f"seen {memory.seen_count} times")
     if memory.valid_to is not None:
-        parts.append(f"superseded by {memory.superseded_by} on {_date(memory.valid_to)}")
+        parts.append(f"superseded by {memory.superseded_by} on {day(memory.valid_to)}")
     return SEP.join([*parts, *[e for e in extra if e]])
 
 
-def _limit_lines(lines: Sequence[str], max_chars: int, what: str) -> str:
+def limit_lines(lines: Sequence[str], max_chars: int, what: str) -> str:
+    """``lines`` in at most ``max_chars`` characters, the last line saying how many more ``what`` were left out."""
     out: list[str] = []
     used = 0
     for i, line in enumerate(lines):
@@ -140,7 +139,7 @@ def merged_lines(memory: Memory) -> str:
             how = "merged by hand" if item.how == "merge" else f"near duplicate, {item.similarity:.2f} alike"
             seen = f" · seen {item.seen} times" if item.seen > 1 else ""
             shown = " · shown above" if item.shown else ""
-            lines.append(f"  {item.id} · {_date(item.written)} · {how}{seen}{shown}: {' '.join(item.content.split())}")
+            lines.append(f"  {item.id} · {day(item.written)} · {how}{seen}{shown}: {' '.join(item.content.split())}")
     if memory.own_text is not None:
         lines.append(f"its own text: {' '.join(memory.own_text.split())}")
     if memory.merged_unkept:
@@ -190,7 +189,7 @@ def format_file_chunks(result: FileChunks, max_chars: int) -> str:
 # ------------------------------------------------------------------- line tools
 
 def _source_line(s: SourceInfo) -> str:
-    return SEP.join([s.path or s.source, s.project, f"{s.chunk_count} chunks", f"{s.size:,} bytes", _date(s.ingested_at)])
+    return SEP.join([s.path or s.source, s.project, f"{s.chunk_count} chunks", f"{s.size:,} bytes", day(s.ingested_at)])
 
 
 def format_file_summary(info: SourceInfo, max_chars: int) -> str:
@@ -198,7 +197,7 @@ def format_file_summary(info: SourceInfo, max_chars: int) -> str:
     if info.outline:
         lines.append("outline:")
         lines += [f"  {t}" for t in info.outline]
-    return _limit_lines(lines, max_chars, "outline lines")
+    return limit_lines(lines, max_chars, "outline lines")
 
 
 def format_sources(result: SourceList, max_chars: int) -> str:
@@ -206,18 +205,18 @@ def format_sources(result: SourceList, max_chars: int) -> str:
         return f"No sources{' at this offset' if result.total else ' yet: ingest_path or ingest_content adds some'}."
     lines = [f"{result.total} sources; showing {result.offset + 1}–{result.offset + len(result.items)}"]
     lines += [_source_line(s) for s in result.items]
-    return _limit_lines(lines, max_chars, "sources")
+    return limit_lines(lines, max_chars, "sources")
 
 
 def fact_line(f: Fact) -> str:
-    when = f"since {_date(f.valid_from)}" + (f", ended {_date(f.ended)}" if f.ended else "")
+    when = f"since {day(f.valid_from)}" + (f", ended {day(f.ended)}" if f.ended else "")
     return f"{f.id}: {f.subject} —{f.predicate}→ {f.object} ({f.project}, {when})"
 
 
 def format_facts(result: FactList, max_chars: int) -> str:
     if not result.items:
         return "No matching facts."
-    return _limit_lines([fact_line(f) for f in result.items], max_chars, "facts")
+    return limit_lines([fact_line(f) for f in result.items], max_chars, "facts")
 
 
 def format_graph_scope(g: GraphScope, max_chars: int) -> str:
@@ -225,7 +224,7 @@ def format_graph_scope(g: GraphScope, max_chars: int) -> str:
     lines.append("edges: " + (", ".join(f"{c.name} {c.count}" for c in g.edges_by_relation) or "none"))
     lines.append("top entities: " + (", ".join(f"{c.name} ({c.count})" for c in g.top_entities) or "none"))
     lines.append("fact predicates: " + (", ".join(f"{c.name} ({c.count})" for c in g.predicates) or "none"))
-    return _limit_lines(lines, max_chars, "lines")
+    return limit_lines(lines, max_chars, "lines")
 
 
 def format_status(s: WorkspaceStatus, max_chars: int) -> str:
@@ -244,7 +243,7 @@ def format_status(s: WorkspaceStatus, max_chars: int) -> str:
     if len(s.workspaces) > 1:
         lines.append("workspaces: " + ", ".join(s.workspaces))
     lines += [f"project {p.project}: {p.memories} memories, {p.sources} sources" for p in s.projects]
-    return _limit_lines(lines, max_chars, "projects")
+    return limit_lines(lines, max_chars, "projects")
 
 
 def format_device(d: DeviceContext, max_chars: int) -> str:
@@ -265,7 +264,7 @@ def format_device(d: DeviceContext, max_chars: int) -> str:
     ]
     if d.note:
         lines.append(f"note: {d.note}")
-    return _limit_lines(lines, max_chars, "lines")
+    return limit_lines(lines, max_chars, "lines")
 
 
 def format_wake_up(w: WakeUp, max_chars: int) -> str:
@@ -280,10 +279,10 @@ def format_wake_up(w: WakeUp, max_chars: int) -> str:
         lines.append("recent notes:")
         for m in w.recent:
             text = " ".join(m.content.split())
-            lines.append(f"  {m.id} · {_date(m.updated_at)} · {m.type}: {text[:160]}{'…' if len(text) > 160 else ''}")
+            lines.append(f"  {m.id} · {day(m.updated_at)} · {m.type}: {text[:160]}{'…' if len(text) > 160 else ''}")
     if not w.facts and not w.recent:
         lines.append("no notes or facts yet")
-    return _limit_lines(lines, max_chars, "lines")
+    return limit_lines(lines, max_chars, "lines")
 
 
 # ------------------------------------------------------------------- writes
@@ -304,130 +303,12 @@ def format_stored(s: Stored, max_chars: int) -> str:
     return f"stored {s.kind} {s.id} in {s.workspace}/{s.project}{linked}{replaced}{update}"[:max_chars]
 
 
-def format_tidied(t: Tidied, max_chars: int) -> str:
-    others = ", ".join(t.others)
-    if t.action == "supersede":
-        text = (f"{t.id} now replaces {others} in {t.workspace} (kept as history: search leaves "
-                f"{'it' if len(t.others) == 1 else 'them'} out unless history=true)")
-    elif t.action == "keep_both":
-        text = f"kept both {t.id} and {others} as current in {t.workspace}: not offered as a possible update again"
-    elif t.action == "merge":
-        text = (f"merged {others} into {t.id} in {t.workspace}, now seen {t.seen} times: each stays as its history and "
-                f"its text is kept with it (`engram unmerge {t.id}` splits them again)")
-    else:
-        own = "; it shows its own text again" if t.restored_own else ""
-        text = (f"split {t.id} in {t.workspace}: {len(t.others)} {'memory' if len(t.others) == 1 else 'memories'} "
-                f"again ({others}){own}; {t.id} is now seen {t.seen} {'time' if t.seen == 1 else 'times'}")
-    return text[:max_chars]
-
-
 def format_deleted(d: Deleted, max_chars: int) -> str:
     if d.source:
         kept = "; it stays out when its folder is ingested again (again=[path] takes it back)" if d.kept_out else ""
         return f"forgot {d.source} and its {d.chunks} chunks in {d.workspace}{kept}"[:max_chars]
     noun = "memory" if len(d.ids) == 1 else "memories"
     return f"deleted {len(d.ids)} {noun} in {d.workspace}: {', '.join(d.ids)}"[:max_chars]
-
-
-def _counted(counts: Mapping[str, int], nouns: Mapping[str, tuple[str, str]] | None = None) -> str:
-    def named(key: str, n: int) -> str:
-        one, many = (nouns or {}).get(key, (key, key))
-        return f"{n:,} {one if n == 1 else many}"
-
-    if nouns is None:  # names (projects): the name first
-        return ", ".join(f"{k} {n:,}" for k, n in counts.items())
-    return ", ".join(named(k, n) for k, n in counts.items())
-
-
-_KIND_NOUNS = {"note": ("note", "notes"), "exchange": ("exchange", "exchanges"),
-               "chunk": ("file chunk", "file chunks"), "content": ("text chunk", "text chunks")}
-
-
-def format_forgotten(f: Forgotten, max_chars: int) -> str:
-    if not f.count:
-        return (f"Nothing in {f.workspace} matches these filters; nothing was forgotten." if not f.dry_run else
-                f"Nothing in {f.workspace} matches these filters: forget would take nothing.")
-    noun = "memory" if f.count == 1 else "memories"
-    head = (f"Would forget {f.count:,} {noun} in {f.workspace}: "
-            if f.dry_run else f"Forgot {f.count:,} {noun} in {f.workspace}: ")
-    lines = [head + _counted(f.by_kind, _KIND_NOUNS) + "; by project: " + _counted(f.by_project) + "."]
-    if f.files:
-        kept = " (kept out of later ingests of their folder)" if f.kept_out else ""
-        whole = ", ".join(f"{name} ({n:,} chunks)" for name, n in zip(f.files, f.file_chunks, strict=True))
-        lines.append(f"{'Files and texts going whole' if f.dry_run else 'Files and texts forgotten whole'}{kept}: "
-                     f"{whole}")
-    if f.dry_run:
-        for item in f.listed:
-            when = f"{item.created_at:%Y-%m-%d}" if item.created_at else "undated"
-            lines.append(f"  {item.id} · {item.project} · {item.kind} · {when} · {item.title}")
-        if f.memories > len(f.listed):
-            lines.append(f"  … and {f.memories - len(f.listed):,} more notes and exchanges")
-        lines.append("Call forget again with the same filters and confirm=true to forget them.")
-    return _limit_lines(lines, max_chars, "lines")
-
-
-def _gist(memory: Memory, width: int = 100) -> str:
-    """A memory in one line: its title, or its text's start."""
-    text = memory.title or " ".join(memory.content.split())
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
-
-
-def format_review(r: Review, max_chars: int) -> str:
-    scope = f"project {r.project}" if r.project else "every project"
-    lines = [f"Review of {r.workspace}, {scope}:"]
-    if r.seen_again_total:
-        lines.append(f"Written more than once ({r.seen_again_total:,}; each repeat was counted on the memory, "
-                     "not stored again):")
-        lines += [f"  {m.id} · {m.project} · {m.kind} · seen {m.seen_count} times · {_gist(m)}" for m in r.seen_again]
-        if r.seen_again_total > len(r.seen_again):
-            lines.append(f"  … and {r.seen_again_total - len(r.seen_again):,} more (raise limit)")
-    else:
-        lines.append("Written more than once: none.")
-    compared = (f"the newest {r.compared:,} of {r.current:,} current notes and exchanges compared"
-                if r.compared < r.current else f"{r.current:,} current notes and exchanges compared")
-    if r.near_pairs_total:
-        pairs = "pair" if r.near_pairs_total == 1 else "pairs"
-        lines.append(f"Near duplicates stored apart ({r.near_pairs_total:,} {pairs} at similarity ≥ {r.threshold:g}; "
-                     f"{compared}; engram merge ID ID, or store with supersedes, makes a pair one):")
-        for pair in r.near_pairs:
-            lines.append(f"  {pair.similarity:.3f}: {pair.first.id} {_gist(pair.first, 60)} | {pair.second.id} "
-                         f"{_gist(pair.second, 60)}")
-        if r.near_pairs_total > len(r.near_pairs):
-            lines.append(f"  … and {r.near_pairs_total - len(r.near_pairs):,} more pairs (raise limit)")
-    else:
-        lines.append(f"Near duplicates stored apart: none at similarity ≥ {r.threshold:g} ({compared}).")
-    if r.possible_updates_total:
-        lines.append(f"Possible updates ({r.possible_updates_total:,}; a newer note alike to an older one with a "
-                     "detail changed: engram supersede NEW OLD makes the newer the current one, engram keep-both NEW "
-                     "OLD keeps both; tidy does either):")
-        for update in r.possible_updates:
-            lines.append(f"  {update.newer.id} ({_date(update.newer.created_at)}) may update {update.older.id} "
-                         f"({_date(update.older.created_at)}): {'; '.join(update.changes) or 'details differ'}")
-            lines.append(f"    newer: {_gist(update.newer)}")
-            lines.append(f"    older: {_gist(update.older)}")
-        if r.possible_updates_total > len(r.possible_updates):
-            lines.append(f"  … and {r.possible_updates_total - len(r.possible_updates):,} more (raise limit)")
-    else:
-        lines.append("Possible updates: none.")
-    if r.merged_before_total:
-        lines.append(f"Merged by similarity before Engram kept merged texts: check these ({r.merged_before_total:,}; "
-                     "repeats counted on them were not kept, and a near-identical one may have been another fact):")
-        for m in r.merged_before:
-            replaced = (f" · its text was replaced by a longer one on {_date(m.updated_at)}"
-                        if m.updated_at != m.created_at else "")
-            lines.append(f"  {m.id} · {m.project} · {m.kind} · {m.merged_unkept} more "
-                         f"{'sighting' if m.merged_unkept == 1 else 'sightings'}{replaced} · {_gist(m)}")
-        if r.merged_before_total > len(r.merged_before):
-            lines.append(f"  … and {r.merged_before_total - len(r.merged_before):,} more (raise limit)")
-    if r.superseded_total:
-        lines.append(f"Superseded ({r.superseded_total:,}; kept as history, left out of search unless history=true):")
-        lines += [f"  {m.id} · {m.project} · superseded by {m.superseded_by} on "
-                  f"{_date(m.valid_to) if m.valid_to else '?'} · {_gist(m)}" for m in r.superseded]
-        if r.superseded_total > len(r.superseded):
-            lines.append(f"  … and {r.superseded_total - len(r.superseded):,} more (raise limit)")
-    else:
-        lines.append("Superseded: none.")
-    return _limit_lines(lines, max_chars, "lines")
 
 
 def format_fact_change(c: FactChange, max_chars: int) -> str:
@@ -445,4 +326,4 @@ def format_ingest(r: IngestResult, max_chars: int) -> str:
         key = s.reason.split(" (")[0]
         reasons[key] = reasons.get(key, 0) + 1
     lines += [f"  skipped {n}: {reason}" for reason, n in sorted(reasons.items(), key=lambda x: -x[1])]
-    return _limit_lines(lines, max_chars, "lines")
+    return limit_lines(lines, max_chars, "lines")
