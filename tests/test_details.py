@@ -45,6 +45,8 @@ DIFFER = [
     ("before and after", "No deploys before 15:00", "No deploys after 15:00", "before → after"),
     ("money", "The coffee fund is at $40", "The coffee fund is at $65", "$40 → $65"),
     ("percentage", "Error budget is 0.5%", "Error budget is 1%", "0.5% → 1%"),
+    ("an acronym added", "Tickets go to the support queue", "Tickets go to the SRE support queue", "'SRE' added"),
+    ("an acronym swapped", "HR owns the laptops", "IT owns the laptops", "HR → IT"),
 ]
 
 AGREE = [
@@ -62,6 +64,9 @@ AGREE = [
     ("an idiom that negates nothing", "I'm handling the release notes", "I'm handling the release notes, don't worry"),
     ("an abbreviation", "The prod db is slow", "The production database is slow"),
     ("number with its unit glued", "Uploads are capped at 25MB", "Uploads are capped at 25 MB"),
+    ("an interjection shouted", "Iris: I have news about my garden.", "OH, Iris: I have news about my garden."),
+    ("case turned over", "Jon: Thanks for the support, Nate!", "jON: tHANKS FOR THE SUPPORT, nATE!"),
+    ("a set phrase", "We finally moved the backups", "We moved the backups at last"),
 ]
 
 

@@ -89,6 +89,9 @@ ORDINALS = {
 #: Upper-case words that are ordinary words, not identifiers.
 PLAIN_CAPITALS = frozenset("ok fyi asap todo note nb ps tl;dr tldr am pm btw imo imho fwiw faq eta aka rip lol omg "
                            "i".split())
+#: Everyday words that, written in capitals in a text that is not all capitals, are mostly acronyms ("IT owns the
+#: laptops", "the US office"): they stay identifiers there.
+ACRONYM_WORDS = frozenset({"it", "us"})
 #: Tokens of a shortened word that stand for the whole (compared as the whole): "db" is "database".
 ABBREVIATIONS = {
     "db": "database", "dbs": "database", "prod": "production", "config": "configuration", "configs": "configuration",
@@ -119,9 +122,11 @@ replacing instead anymore longer update updated updating went became become beco
 renamed rename upgraded upgrade downgraded bumped raised lowered increased decreased reduced extended postponed
 rescheduled cancelled canceled handed transferred retired deprecated dropped actually turns after-all revised
 """.split())
-#: Ways of writing a time span that are the same span: read as their number and unit.
+#: Phrases read as what they stand for: a time span written in words as its number and unit, a few set phrases as
+#: the one word they mean.
 SPANS = {("half", "an", "hour"): ("30", "minute"), ("half", "a", "day"): ("12", "hour"),
-         ("a", "quarter", "of", "an", "hour"): ("15", "minute"), ("an", "hour", "and", "a", "half"): ("90", "minute")}
+         ("a", "quarter", "of", "an", "hour"): ("15", "minute"), ("an", "hour", "and", "a", "half"): ("90", "minute"),
+         ("at", "last"): ("finally",)}
 
 #: Everyday synonyms: words of one group stand for each other without changing a detail. Antonyms and words of
 #: one kind that name different things (staging and production, tea and coffee) are never in one group.
@@ -238,6 +243,11 @@ like enjoy
 hate detest loathe dislike
 fun enjoyable entertaining
 beautiful gorgeous pretty lovely stunning
+wonderful lovely delightful marvelous marvellous
+interesting fascinating intriguing
+extremely incredibly exceptionally
+passionate enthusiastic keen
+bought purchased
 weird strange odd peculiar
 quiet silent calm
 loud noisy

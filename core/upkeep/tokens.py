@@ -9,6 +9,7 @@ idioms that negate nothing (``don't worry``) are neutral. The words themselves a
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Literal
 
 from .lexicon import (
     ABBREVIATIONS,
+    ACRONYM_WORDS,
     COMMON,
     IDIOMS,
     MONTH_WORDS,
@@ -72,6 +74,13 @@ class Token:
 
 def tokens(text: str) -> list[Token]:
     """``text`` as the comparison reads it: every token with its family and normalised key, in order."""
+    return list(_read_text(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_text(text: str) -> tuple[Token, ...]:
+    """``tokens`` remembered for the texts read last: a write compares its text with several candidates, and
+    review compares every pair it lists."""
     text = unicodedata.normalize("NFKC", text).replace("’", "'")
     raw: list[tuple[str, str, bool]] = []  # (surface, group, opens a sentence)
     last = 0
@@ -92,7 +101,7 @@ def tokens(text: str) -> list[Token]:
         token, used = _read(raw, i, titled)
         out.append(Token(token[0], token[1], token[2], len(out)))
         i += used
-    return out
+    return tuple(out)
 
 
 def _phrases(raw: list[tuple[str, str, bool]]) -> list[tuple[str, str, bool]]:
@@ -144,7 +153,18 @@ def _mostly_capitalised(words: list[str]) -> bool:
     """Whether a text writes most of its words capitalised or in capitals (a title, shouting): capitals tell
     nothing there."""
     alpha = [w for w in words if w[:1].isalpha() and len(w) > 1]
-    return len(alpha) >= 3 and sum(w[0].isupper() for w in alpha) >= 0.6 * len(alpha)
+    return len(alpha) >= 3 and sum(w[0].isupper() or _flipped(w) for w in alpha) >= 0.6 * len(alpha)
+
+
+def _flipped(surface: str) -> bool:
+    """Whether a word is written with its case turned over (``tHANKS``, ``jOHN``)."""
+    return len(surface) > 1 and surface[0].islower() and surface[1:].isupper()
+
+
+def _shouted(surface: str) -> bool:
+    """Whether a word is written in capitals or with its case turned over (``OH``, ``wOW``): an everyday word so
+    written is still that word."""
+    return len(surface) > 1 and surface.isalpha() and (surface.isupper() or _flipped(surface))
 
 
 def _read(raw: list[tuple[str, str, bool]], i: int, titled: bool) -> tuple[tuple[str, str, Family], int]:
@@ -194,6 +214,8 @@ def _read(raw: list[tuple[str, str, bool]], i: int, titled: bool) -> tuple[tuple
         return (unit, surface, "time"), 1
     if lower in NEGATION:
         return (_negation_key(lower), surface, "negation"), 1
+    if _shouted(surface) and (lower in NEUTRAL or _common(lower)) and (titled or lower not in ACRONYM_WORDS):
+        return (ABBREVIATIONS.get(lower, lower), surface, "neutral" if lower in NEUTRAL else "word"), 1
     if _STRUCTURED.search(surface) and lower.rstrip(".") not in ("e.g", "i.e", "a.m", "p.m", "etc"):
         return (lower, surface, "identifier"), 1
     if (_CAMEL.search(surface) or (surface.isupper() and len(surface) > 1)) and lower not in PLAIN_CAPITALS \
