@@ -35,7 +35,9 @@ def _add_options(parser: argparse.ArgumentParser, options: type[Any]) -> None:
     for f in fields(options):
         kind, meta = hints[f.name], f.metadata
         flag = f"--{f.name.replace('_', '-')}"
-        if get_origin(kind) is list:
+        if kind is bool:
+            parser.add_argument(flag, dest=f.name, action="store_true", default=None, help=meta.get("help"))
+        elif get_origin(kind) is list:
             (item,) = get_args(kind)
             parser.add_argument(flag, dest=f.name, type=item, action="append", default=None,
                                 required=meta.get("required", False), help=meta.get("help"))

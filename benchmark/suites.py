@@ -16,6 +16,7 @@ from .common import ROOT
 DEFAULT_LOOKUPS = ROOT / "django-lookups.json"
 DEFAULT_SCIFACT = ROOT.parents[1] / "shared" / "data" / "scifact.zip"
 DEFAULT_LOCOMO = ROOT.parents[1] / "shared" / "data" / "locomo-public.json"
+DEFAULT_PAIRS = (ROOT / "upkeep-pairs-tune.json", ROOT / "upkeep-pairs-test.json")
 
 
 def option(help: str, **extra: Any) -> dict[str, Any]:
@@ -75,9 +76,14 @@ class UpkeepOptions(ConversationOptions):
     repeats: float = field(default=0.9, metadata=option("The share of those writes that repeat an earlier one."))
     round_trip: int = field(default=10_000, metadata=option("Memories of the exported and imported workspace "
                                                             "(500 with --quick)."))
+    pairs: list[Path] = field(default_factory=lambda: list(DEFAULT_PAIRS), metadata=option(
+        "A labelled pair file (benchmark/upkeep_pairs.py; repeat for several; default: the tune and test sets).",
+        repeat=True))
+    only_pairs: bool = field(default=False, metadata=option("Measure the pair files only (no LoCoMo data needed)."))
 
     def problems(self) -> list[str]:
-        out = super().problems()
+        out = [] if self.only_pairs else super().problems()
+        out += [p for path in self.pairs for p in _missing_file("--pairs", path)]
         if self.writes < 1:
             out.append("--writes must be at least 1")
         if not 0 <= self.repeats < 1:
@@ -157,9 +163,10 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           "(skipped by all without the data)", ConversationOptions),
     Suite("capture", "capture", "LoCoMo conversations captured as Claude Code sessions through the hook path, "
           "against stored turn by turn; hook wall time (skipped by all without the data)", ConversationOptions),
-    Suite("upkeep", "upkeep", "6,000 writes of which 90% repeat (exact and paraphrased LoCoMo turns) with duplicate "
-          "handling off and on; evidence recall both ways; a 10,000-memory export → import (skipped by all without "
-          "the data)", UpkeepOptions),
+    Suite("upkeep", "upkeep", "labelled pairs of distinct facts, repeats and updates stored one after the other; "
+          "6,000 writes of which 90% repeat (exact and paraphrased LoCoMo turns) with duplicate handling off and on; "
+          "evidence recall both ways; a 10,000-memory export → import (skipped by all without the data)",
+          UpkeepOptions),
     Suite("watch", "watch", "a watched folder's edits of 1, 100 and 1,000 files: time until searchable", NoOptions),
     Suite("speed", "speed", "ingest throughput; search and recall latency and memory by store size",
           LookupsOptions),

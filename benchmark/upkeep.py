@@ -33,7 +33,7 @@ from typing import Any
 
 from engram.core import Settings
 
-from . import conversation, paraphrase, transfer
+from . import conversation, paraphrase, transfer, upkeep_pairs
 from .common import Run, engine_at
 from .suites import UpkeepOptions
 
@@ -170,7 +170,13 @@ def measure_recall(run: Run, samples: list[dict[str, Any]], embedder: Any) -> di
 
 
 def run_suite(run: Run, options: UpkeepOptions) -> dict[str, Any]:
-    """Measure the writes, the evidence recall and the round trip (see the module)."""
+    """Measure the labelled pairs, the writes, the evidence recall and the round trip (see the module)."""
+    started = time.perf_counter()
+    with engine_at(run.workspace("upkeep-model")) as model_owner:
+        pairs = [upkeep_pairs.measure(run, path, model_owner.embedder()) for path in options.pairs]
+    pairs_s = round(time.perf_counter() - started, 1)
+    if options.only_pairs:
+        return {"pairs": pairs, "seconds": {"pairs": pairs_s}}
     try:
         samples = json.loads(options.data.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -197,12 +203,15 @@ def run_suite(run: Run, options: UpkeepOptions) -> dict[str, Any]:
     folder.mkdir(parents=True)
     round_trip = transfer.measure_round_trip(size, folder)
     shutil.rmtree(folder, ignore_errors=True)
-    return {"data": options.data.name, "writes": written, "recall": recall, "round_trip": round_trip,
-            "seconds": {"writes": round(writes_s, 1), "recall": round(recall_s, 1)}}
+    return {"data": options.data.name, "pairs": pairs, "writes": written, "recall": recall, "round_trip": round_trip,
+            "seconds": {"pairs": pairs_s, "writes": round(writes_s, 1), "recall": round(recall_s, 1)}}
 
 
 def summary(envelope: dict[str, Any]) -> str:
     r = envelope["result"]
+    pairs = upkeep_pairs.summary_lines(r.get("pairs", []))
+    if "writes" not in r:
+        return "\n".join([f"# Upkeep — labelled pairs{' (quick)' if envelope['quick'] else ''}", *pairs]) + "\n"
     w, rec, rt = r["writes"], r["recall"], r["round_trip"]
     off, near = w["modes"]["off"], w["modes"]["near"]
     lines = [f"# Upkeep — {r['data']}{' (quick)' if envelope['quick'] else ''}", "",
@@ -228,5 +237,5 @@ def summary(envelope: dict[str, Any]) -> str:
     lines += ["", f"all@10 difference (near − off): {rec['all@10_difference']:+.3f} (target ±0.005).", "",
               f"Export → import of a {rt['memories']:,}-memory workspace ({rt['facts']:,} facts, {rt['edges']:,} "
               f"edges; made-up vectors): export {rt['export_s']} s ({rt['export_mb']} MB), import {rt['import_s']} s; "
-              f"every field of every row equal: {'yes' if rt['equal'] else 'NO'}."]
+              f"every field of every row equal: {'yes' if rt['equal'] else 'NO'}.", *pairs]
     return "\n".join(lines) + "\n"

@@ -105,7 +105,7 @@ def test_capture_suite_quick_captures_a_conversation_through_the_hook_path(tmp_p
     folder, envelope = run_suite(tmp_path, cache, "capture", "--data", str(LOCOMO_MINI))
     summary = envelope["result"]["summary"]
     assert summary["turns"] == summary["captured"] == 48, "every turn captured once"
-    assert summary["rows"] <= 24 + 3, "the replies repeated word for word in every session are kept once"
+    assert summary["rows"] == 48, "a reply repeated word for word in another session is another turn (an event)"
     assert summary["questions"] == 6 and summary["hook_process"]["n"] == 5
     assert abs(summary["all@10_difference"]) <= 1 / 6 and summary["turns_per_second"] > 0
     assert "Claude Code transcript + Stop hook" in (folder / "summary.md").read_text()
@@ -123,6 +123,34 @@ def test_upkeep_suite_quick_counts_repeats_once_and_round_trips(tmp_path: Path, 
     assert result["recall"]["off"]["questions"] == result["recall"]["near"]["questions"] == 6
     assert result["round_trip"]["equal"] is True and result["round_trip"]["memories"] == 500
     assert "| near (default) |" in (folder / "summary.md").read_text()
+    assert [p["split"] for p in result["pairs"]] == ["tune", "test"]
+    for measured in result["pairs"]:
+        totals = measured["totals"]
+        assert totals["distinct"]["merged"] == 0, "a fact that differs in one detail is never merged"
+        assert totals["repeat"]["merged"] >= 0.8 * totals["repeat"]["pairs"]
+    assert "| distinct |" in (folder / "summary.md").read_text()
+
+
+def test_the_upkeep_pairs_of_any_labelled_file_are_measured_alone(tmp_path: Path, cache: Path) -> None:
+    held_out = tmp_path / "held-out.json"
+    held_out.write_text(json.dumps({"name": "held-out", "split": "test", "pairs": [
+        {"id": "d1", "label": "distinct", "family": "number", "first": "The lease ends after 12 months",
+         "second": "The lease ends after 18 months"},
+        {"id": "r1", "label": "repeat", "family": "filler", "first": "The lease ends after 12 months",
+         "second": "So basically the lease ends after 12 months"},
+        {"id": "u1", "label": "update", "family": "name", "first": "Priya runs the Monday planning",
+         "second": "Daniel runs the Monday planning now", "question": "Who runs the Monday planning?"}]}))
+    folder, envelope = run_suite(tmp_path, cache, "upkeep", "--only-pairs", "--pairs", str(held_out))
+    (measured,) = envelope["result"]["pairs"]
+    assert {k: measured["totals"]["distinct"][k] for k in ("pairs", "merged", "flagged")} == {
+        "pairs": 1, "merged": 0, "flagged": 1}
+    assert measured["totals"]["repeat"]["merged"] == 1
+    assert measured["totals"]["update"]["newer_above"] == 1 and measured["totals"]["update"]["older_marked"] == 1
+    assert "Pairs of `held-out.json` (test set)" in (folder / "summary.md").read_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"pairs": [{"id": "x", "label": "maybe", "first": "a", "second": "b"}]}))
+    with pytest.raises(SystemExit, match="needs id, label"):
+        run_suite(tmp_path, cache, "upkeep", "--only-pairs", "--pairs", str(bad))
 
 
 def test_the_upkeep_write_stream_repeats_only_what_was_written() -> None:
@@ -176,7 +204,7 @@ def test_speed_suite_quick(tmp_path: Path, cache: Path, lookups: Path) -> None:
 def test_mcp_suite_quick(tmp_path: Path, cache: Path) -> None:
     _, envelope = run_suite(tmp_path, cache, "mcp")
     result = envelope["result"]
-    assert result["tool_list"]["tools"] == 19 and result["startup"]["warm"]["first_tool_call"]["median_ms"] > 0
+    assert result["tool_list"]["tools"] == 20 and result["startup"]["warm"]["first_tool_call"]["median_ms"] > 0
 
 
 def test_models_suite_quick(tmp_path: Path, cache: Path) -> None:

@@ -63,6 +63,10 @@ def test_search_shows_the_newer_of_a_possible_update_first_and_marks_the_older(r
     assert recalled.search is not None
     ids = [h.id for h in recalled.search.hits]
     assert ids.index(newer) < ids.index(older)
+    pack = real_engine.context_pack({"query": "when do backups run", "budget_tokens": 10_000, "altitude": "entity"})
+    rows = [item.row for item in pack.items]
+    assert [r["id"] for r in rows][:2] == [newer, older]
+    assert (rows[1]["possibly_outdated_by"], rows[1]["outdated_changes"]) == (newer, "02:00 → 04:00")
     real_engine.tools.tidy("keep_both", newer, others=[older])  # both are true: no mark any more
     again = real_engine.tools.search("02:00 backups", channels=["lexical"], limit=1).result.hits
     assert [(h.id, h.possibly_outdated_by) for h in again] == [(older, None)]

@@ -181,8 +181,8 @@ def context_pack(scope: Scope, request: PackRequest, tokenizer: Tokenizer | None
     outcome = hybrid_search(scope.store, scope.embedder_or_none(), request.query, filters, params, vector=vector,
                             withheld=withheld)
     warnings += outcome.warning_lines
-    rows = [PackItem(kind="memory", id=h.row["id"], row=h.row, score=round(h.score, 6), sources=list(h.channels),
-                     tokens=0) for h in outcome.hits]
+    rows = [PackItem(kind="memory", id=h.row["id"], row=_marked(h.row, h.outdated_by, h.outdated_changes),
+                     score=round(h.score, 6), sources=list(h.channels), tokens=0) for h in outcome.hits]
     top = rows[: cfg.limit]
 
     levels: dict[str, Callable[[], list[PackItem]]] = {"entity": lambda: rows}
@@ -208,6 +208,11 @@ def context_pack(scope: Scope, request: PackRequest, tokenizer: Tokenizer | None
     _check_no_digest_beside_covered_row(packed, mentioned)
     return ContextPack(items=packed, omitted=omitted, tokens=used, warnings=warnings,
                        altitude=chosen, tokenizer=tokenizer.name, superseded_matched=outcome.superseded_matched)
+
+
+def _marked(row: dict[str, Any], outdated_by: str | None, changes: str) -> dict[str, Any]:
+    """A memory's row as a pack carries it: with the newer note that may update it (shown right before it), if any."""
+    return {**row, "possibly_outdated_by": outdated_by, "outdated_changes": changes} if outdated_by else row
 
 
 def _check_no_digest_beside_covered_row(items: list[PackItem], mentioned: dict[str, set[str]]) -> None:
