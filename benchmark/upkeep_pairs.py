@@ -31,7 +31,7 @@ import numpy as np
 
 from engram.core import Settings
 from engram.core.ingest.records import embedding_text
-from engram.core.upkeep.duplicates import normalised
+from engram.core.upkeep.keys import normalised
 
 from .common import Run, engine_at
 

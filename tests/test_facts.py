@@ -13,6 +13,7 @@ import pytest
 from engram.core import Engine, Paths, Settings
 from engram.core.errors import InvalidArgument
 from engram.core.store import inspection
+from engram.core.upkeep.near_index import NearIndex
 from standins.embedder import HashingEmbedder
 
 #: What a new user stored: the second text of each pair merged into the first under the vector rule alone.
@@ -125,6 +126,29 @@ def test_an_exact_repeat_adds_its_tags_to_the_notes_own_and_unmerge_keeps_them(e
     tools.tidy("unmerge", first)
     (own,) = tools.get_memory([first]).result.items
     assert "exact" in own.tags and "near" not in own.tags
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["held in memory", "asked of the table"])
+def test_a_merged_text_written_again_word_for_word_counts_on_its_own_entry(
+        paths: Paths, monkeypatch: pytest.MonkeyPatch, indexed: bool) -> None:
+    if not indexed:
+        monkeypatch.setattr(NearIndex, "usable", staticmethod(lambda store: False))
+    embedder = HashingEmbedder()
+    with Engine(paths, Settings(), embedder=embedder) as engine:
+        tools = engine.tools
+        note = "the cache keys of the web service expire after one hour unless a deploy clears them"
+        first = tools.store(note).result.id
+        assert tools.store(note + ", as agreed").result.merged == "near"  # longer: shown in place of the note's own
+        embedded = embedder.texts_embedded
+        again = [tools.store(text).result for text in (note.upper(), note + ",  AS AGREED")]
+        assert [(r.id, r.merged) for r in again] == [(first, "exact")] * 2
+        if indexed:
+            assert embedder.texts_embedded == embedded, "an exact repeat of a kept text is counted without embedding it"
+        (kept,) = tools.get_memory([first]).result.items
+        assert kept.seen_count == 4 and [m.seen for m in kept.merged] == [2]
+        (back,) = tools.tidy("unmerge", first).result.others
+        seen = {i: tools.get_memory([i]).result.items[0].seen_count for i in (first, back)}
+        assert seen == {first: 2, back: 2}, "each text keeps its own sightings when split off"
 
 
 def test_a_damaged_record_of_merged_texts_is_never_written_over(engine: Engine) -> None:

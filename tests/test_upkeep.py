@@ -12,7 +12,7 @@ import pytest
 from engram.core import Engine, Paths, Settings
 from engram.core.errors import InvalidArgument, NotFound
 from engram.core.store import inspection
-from engram.core.upkeep.duplicates import dedup_key, normalised
+from engram.core.upkeep.keys import dedup_key, normalised
 from standins.embedder import HashingEmbedder
 from tests.conftest import write_tree
 

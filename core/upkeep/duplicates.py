@@ -4,7 +4,7 @@ Within one project and one kind of memory (never across projects; each workspace
 across workspaces), a new memory is, to the current ones:
 
 - an **exact** duplicate: the same normalised text (``dedup_key``; for a conversation turn also the same title,
-  who spoke and when, or with no title the same minute);
+  who spoke and when, or with no title the same minute) as a memory shows, or as a note keeps merged into it;
 - a **near** duplicate (notes only): its vector at or above ``upkeep.near_threshold`` cosine similarity to a stored
   note's, and every detail that carries meaning agreeing (``details.compare``: numbers, identifiers, names, times,
   negation, content words swapped for non-synonyms);
@@ -19,12 +19,8 @@ chunks are never deduplicated: a file is its own source of truth and its re-inge
 
 from __future__ import annotations
 
-import hashlib
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Literal
 
 import numpy as np
@@ -33,6 +29,7 @@ from ..store import WorkspaceStore
 from ..store.memory_filter import Filters
 from ..store.rows import Row
 from .details import Difference, compare, overlap, says_it_changes
+from .versions import kept_text_keys
 
 Merge = Literal["exact", "near"]
 Mode = Literal["exact", "near", "off"]
@@ -51,24 +48,6 @@ SUBJECT_OVERLAP = 0.7
 #: 0.8, chosen on benchmark/upkeep-pairs-tune.json: all 56 of its updates are caught, and 7 of the 56,280 pairs of
 #: its other notes (a note and one about the same subject, mostly) would be linked.
 CUED_SIMILARITY = 0.6
-_SPACE = re.compile(r"\s+")
-
-
-def normalised(text: str) -> str:
-    """``text`` as duplicates are compared: Unicode NFKC, case-folded, every run of white space one space, stripped."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
-
-def dedup_key(kind: str, project: str, text: str, title: str = "", when: datetime | None = None) -> str:
-    """The exact-duplicate key of a memory: 32 hex digits of SHA-256 over its kind, project and normalised text.
-
-    A conversation turn's key also holds its title (who spoke and when), or without a title the minute ``when`` it
-    was written: the same words said at another time are another turn.
-    """
-    parts = [kind, project, normalised(text)]
-    if kind == "exchange":
-        parts.append(normalised(title) if title.strip() else f"@{when:%Y-%m-%dT%H:%M}" if when else "")
-    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -116,8 +95,8 @@ def judge(kind: str, key: str, content: str, candidates: Sequence[tuple[Row, flo
     agree, a note it may update, or nothing."""
     if rules.mode == "off":
         return None
-    for row, _ in candidates:
-        if row.get("dedup_key") == key:
+    for row, _ in candidates:  # its text word for word: the one a memory shows, or one merged into it
+        if row.get("dedup_key") == key or key in kept_text_keys(row):
             return Duplicate(row, "exact", 1.0)
     if kind != "note":
         return None  # a conversation turn is an event: only a replay of it is the same

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..store import WorkspaceStore
 from .duplicates import CANDIDATES, DUPLICATE_COLUMNS, Duplicate, Found, Rules, judge
+from .versions import kept_text_keys
 
 #: The most memories of one project and kind held in memory (their vector, 1.5 KB at 384 dimensions, and what a
 #: merge reads of them).
@@ -35,8 +36,9 @@ class _Group:
     gone leaves a zero row (never near anything) until the group is read again."""
 
     ids: list[str] = field(default_factory=list)
-    keys: dict[str, str] = field(default_factory=dict)  # dedup_key → id
-    key_of: dict[str, str] = field(default_factory=dict)  # id → dedup_key
+    keys: dict[str, str] = field(default_factory=dict)  # the key of any of a memory's texts → id
+    key_of: dict[str, str] = field(default_factory=dict)  # id → dedup_key (the text it shows)
+    texts_of: dict[str, set[str]] = field(default_factory=dict)  # id → the keys of every text it keeps
     row_of: dict[str, int] = field(default_factory=dict)  # id → its row
     data: dict[str, dict[str, Any]] = field(default_factory=dict)  # id → its DUPLICATE_COLUMNS
     vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
@@ -55,6 +57,7 @@ class _Group:
         self.size += 1
         self.data[memory_id] = {c: row.get(c) for c in DUPLICATE_COLUMNS}
         self._set_key(memory_id, key)
+        self._set_text_keys(memory_id)
 
     def change(self, memory_id: str, values: Mapping[str, Any]) -> None:
         """``values`` written to a memory held here (a merge: its count, tags, merged texts, maybe a longer text and
@@ -67,24 +70,40 @@ class _Group:
         if "dedup_key" in values:
             self._drop_key(memory_id)
             self._set_key(memory_id, values["dedup_key"])
+        if "merged_texts" in values or "dedup_key" in values:
+            self._set_text_keys(memory_id)
 
     def remove(self, memory_id: str) -> None:
         row = self.row_of.pop(memory_id, None)
         if row is not None:
             self.vectors[row] = 0.0
             self.ids[row] = ""
-            self.data.pop(memory_id, None)
             self._drop_key(memory_id)
+            self.data.pop(memory_id, None)
 
     def _set_key(self, memory_id: str, key: str | None) -> None:
         if key:
             self.keys[key] = memory_id
             self.key_of[memory_id] = key
 
+    def _set_text_keys(self, memory_id: str) -> None:
+        """Hold the keys of the texts merged into a note (and of its own, when it shows a merged one): a text
+        written again word for word is then an exact repeat of that memory, counted without embedding it."""
+        for old in self.texts_of.pop(memory_id, set()):
+            if self.keys.get(old) == memory_id and self.key_of.get(memory_id) != old:
+                del self.keys[old]
+        keys = kept_text_keys(self.data[memory_id])
+        self.texts_of[memory_id] = keys
+        for key in keys:
+            self.keys.setdefault(key, memory_id)
+
     def _drop_key(self, memory_id: str) -> None:
         old = self.key_of.pop(memory_id, None)
         if old is not None and self.keys.get(old) == memory_id:
             del self.keys[old]
+        for key in self.texts_of.pop(memory_id, set()):
+            if self.keys.get(key) == memory_id:
+                del self.keys[key]
 
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[dict[str, Any], float]]:
         """The ``k`` memories nearest ``vector`` (what a merge reads of them, with their key), nearest first."""
@@ -160,14 +179,12 @@ class NearIndex:
         group = self._group(store, project, kind, version)
         if group is None:
             return False
+        if key in group.keys:  # the text of a current memory, or of a text merged into one, word for word
+            memory_id = group.keys[key]
+            return Duplicate({**group.data[memory_id], "dedup_key": group.key_of.get(memory_id)}, "exact", 1.0)
         if vector is None:  # a caller that skipped embedding an exact repeat: only its key can answer
-            return Duplicate(dict(group.data[group.keys[key]]), "exact", 1.0) if key in group.keys else False
-        found = judge(kind, key, content, group.nearest(vector, CANDIDATES), rules)
-        if isinstance(found, Duplicate):
-            return found
-        if key in group.keys:
-            return Duplicate(dict(group.data[group.keys[key]]), "exact", 1.0)
-        return found
+            return False
+        return judge(kind, key, content, group.nearest(vector, CANDIDATES), rules)
 
     def wrote(self, store: WorkspaceStore, before: Hashable, commits: int, *, added: Sequence[Mapping[str, Any]] = (),
               changed: Mapping[str, Mapping[str, Any]] | None = None, gone: Sequence[str] = ()) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import InvalidArgument, NotFound
 from ..ingest.records import content_hash, edge, embedding_text, mention_edges, new_memory_id
 from ..store import WorkspaceStore
-from .duplicates import dedup_key
+from .keys import dedup_key
 from .near_index import near_index
 from .versions import Merge, MergedTexts, Own, merged_with
 from .writing import KEPT_KINDS, checked_supersedes

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from .duplicates import normalised
+from .keys import dedup_key, normalised
 
 How = Literal["near", "merge"]
 FORMAT = 1
@@ -158,15 +158,15 @@ def merged_with(memory: Mapping[str, Any], new: Merge, now: datetime, *,
     return MergedTexts(own, tuple(texts)), longer
 
 
-def with_own_tags(memory: Mapping[str, Any], tags: list[str]) -> MergedTexts | None:
-    """The record of ``memory`` with ``tags`` (an exact repeat's) added to its own; ``None`` when it has no record (its
-    tags alone say what it has) or nothing changes.
-
-    Raises:
-        ValueError: the memory's record is damaged.
-    """
-    record = MergedTexts.from_json(memory.get("merged_texts"))
-    if record.own is None:
-        return None
-    united = tuple(dict.fromkeys([*record.own.tags, *tags]))
-    return None if united == record.own.tags else MergedTexts(replace(record.own, tags=united), record.texts)
+def kept_text_keys(row: Mapping[str, Any]) -> set[str]:
+    """The exact-duplicate keys (``dedup_key``) of the texts a note keeps besides the one it shows: those merged into
+    it, and its own when it shows a merged one (none for a conversation turn, or a damaged record). A text written
+    again word for word is an exact repeat of that note."""
+    if row.get("kind") != "note" or not row.get("merged_texts"):
+        return set()
+    try:
+        record = MergedTexts.from_json(row["merged_texts"])
+    except ValueError:  # a damaged record: its texts are not matched by key (a merge into it says so)
+        return set()
+    texts = [t.content for t in record.texts] + ([record.own.content] if record.own else [])
+    return {dedup_key("note", str(row["project"]), text) for text in texts}

@@ -19,10 +19,11 @@ from ..errors import InvalidArgument, NotFound
 from ..ingest.records import content_hash, edge, mention_edges
 from ..settings import UpkeepSettings
 from ..store import WorkspaceStore
-from .duplicates import Duplicate, Found, Merge, PossibleUpdate, Rules, dedup_key, find_duplicate
+from .duplicates import Duplicate, Found, Merge, PossibleUpdate, Rules, find_duplicate
+from .keys import dedup_key
 from .near_index import NearIndex, near_index
 from .versions import Merge as MergedIn
-from .versions import merged_with, with_own_tags
+from .versions import merged_with
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +194,7 @@ class Merged:
 def merge_into(store: WorkspaceStore, found: Duplicate, row: Mapping[str, Any], key: str, *, now: datetime) -> Merged:
     """Count ``row`` as ``found`` written again, in one commit of the memories table: one more sighting, tags united;
     a near duplicate's text is kept among the memory's merged texts (``versions``), and shown in place of the
-    memory's when it is longer (the shown one stays kept).
+    memory's when it is longer (the shown one stays kept); an exact repeat of a merged text counts on its entry.
 
     Raises:
         ValueError: the memory's record of merged texts is damaged (nothing was written).
@@ -202,7 +203,8 @@ def merge_into(store: WorkspaceStore, found: Duplicate, row: Mapping[str, Any], 
     old = found.row
     seen = int(old["seen_count"] or 1) + 1
     values: dict[str, Any] = {"seen_count": seen, "last_seen": now}
-    if found.how == "near":
+    # A near duplicate's text, or any repeat of a memory that keeps merged texts (counted on the text it repeats).
+    if found.how == "near" or old.get("merged_texts"):
         record, shown = merged_with(old, MergedIn(
             id=str(row["id"]), content=str(row["content"]), title=str(row["title"]), tags=tuple(row["tags"]),
             type=str(row["type"]), written=now, how="near", similarity=found.similarity), now)
@@ -212,10 +214,7 @@ def merge_into(store: WorkspaceStore, found: Duplicate, row: Mapping[str, Any], 
             values.update(content=row["content"], title=row["title"] or old["title"],
                           vector=np.asarray(row["vector"]), content_hash=content_hash(row["content"]),
                           dedup_key=key, updated_at=now)
-    else:
-        own = with_own_tags(old, list(row["tags"]))
-        if own is not None:
-            values["merged_texts"] = own.to_json()
+    else:  # an exact repeat of a memory that keeps no merged texts: its tags are the memory's own
         tags = list(dict.fromkeys([*old["tags"], *row["tags"]]))
     if tags != list(old["tags"]):
         values["tags"] = tags
