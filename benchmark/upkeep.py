@@ -136,19 +136,19 @@ def measure_writes(run: Run, stream: list[dict[str, Any]], embedder: Any) -> dic
 def _outcomes(stream: list[dict[str, Any]], ids: list[str], merged: list[str | None]) -> dict[str, Any]:
     """What happened to each write: counted on its own memory (exact or near), stored as new although a repeat
     (missed), or counted on another memory's (wrongly merged: a distinct memory, or a repeat, lost in another)."""
-    home: dict[int, str] = {}
+    origin_of: dict[str, int] = {}  # each stored row: the distinct memory whose write made it
     counts: dict[str, Any] = {"counted_exact": 0, "counted_near": 0, "repeats_missed": 0, "wrongly_merged": 0,
                               "missed_by_kind": {"exact": 0, "paraphrase": 0}}
     for w, kept, how in zip(stream, ids, merged, strict=True):
         origin = w["origin"]
-        if w["how"] == "first":
-            home[origin] = kept
-            if how is not None:  # counted on an earlier memory: every earlier one is another turn's
-                counts["wrongly_merged"] += 1
-        elif how is None:
-            counts["repeats_missed"] += 1
-            counts["missed_by_kind"][w["how"]] += 1
-        elif kept != home[origin]:
+        if how is None:
+            origin_of[kept] = origin
+            if w["how"] != "first":
+                counts["repeats_missed"] += 1
+                counts["missed_by_kind"][w["how"]] += 1
+        elif w["how"] == "first" or origin_of.get(kept) != origin:
+            # A first write counted on an earlier row (every earlier one is another turn's), or a repeat counted
+            # on another turn's row; a repeat counted on a copy of its own memory stored earlier is not lost.
             counts["wrongly_merged"] += 1
         else:
             counts["counted_exact" if how == "exact" else "counted_near"] += 1

@@ -169,6 +169,19 @@ def test_the_upkeep_write_stream_repeats_only_what_was_written() -> None:
         write_stream(turns, 2000, 0.9, random.Random(1))
 
 
+def test_a_repeat_counted_on_a_copy_of_its_own_memory_is_not_a_wrong_merge() -> None:
+    from benchmark.upkeep import _outcomes
+
+    stream = [{"origin": 0, "how": "first"}, {"origin": 1, "how": "first"}, {"origin": 0, "how": "paraphrase"},
+              {"origin": 0, "how": "exact"}, {"origin": 1, "how": "exact"}, {"origin": 2, "how": "first"},
+              {"origin": 1, "how": "paraphrase"}]
+    ids = ["a", "b", "c", "c", "b", "b", "a"]  # origin 0's paraphrase stored anew as c, then repeated on c
+    merged = [None, None, None, "exact", "exact", "near", "near"]
+    counts = _outcomes(stream, ids, merged)
+    assert counts["repeats_missed"] == 1 and counts["counted_exact"] == 2
+    assert counts["wrongly_merged"] == 2, "origin 2's first write and origin 1's repeat were counted on others"
+
+
 def test_watch_suite_quick_times_edits_until_searchable(tmp_path: Path, cache: Path) -> None:
     _, envelope = run_suite(tmp_path, cache, "watch")
     rounds = envelope["result"]["rounds"]

@@ -47,6 +47,7 @@ DIFFER = [
     ("percentage", "Error budget is 0.5%", "Error budget is 1%", "0.5% → 1%"),
     ("an acronym added", "Tickets go to the support queue", "Tickets go to the SRE support queue", "'SRE' added"),
     ("an acronym swapped", "HR owns the laptops", "IT owns the laptops", "HR → IT"),
+    ("who speaks", "Nate: Bye Joanna!", "Joanna: Totally! Bye Nate!", "Nate → Joanna"),
 ]
 
 AGREE = [
@@ -67,6 +68,7 @@ AGREE = [
     ("an interjection shouted", "Iris: I have news about my garden.", "OH, Iris: I have news about my garden."),
     ("case turned over", "Jon: Thanks for the support, Nate!", "jON: tHANKS FOR THE SUPPORT, nATE!"),
     ("a set phrase", "We finally moved the backups", "We moved the backups at last"),
+    ("the speaker shouted", "Nate: See you Friday!", "NATE: SEE YOU FRIDAY!"),
 ]
 
 

@@ -16,16 +16,21 @@ The texts agree when, their token multisets compared (order aside, so reordered 
 dropped, what is left on the two sides cancels out by everyday synonyms or a shared stem, except for content
 words on one side only (a clause that adds words but no detail). Any left-over token of a detail family, or
 content words left on both sides (a word swapped for one that is not its synonym: staging for production), is a
-difference. Measured on labelled pairs (benchmark/upkeep-pairs-*.json; ``python -m benchmark upkeep``).
+difference. A line that opens with who speaks (``Nate: Bye Joanna!``) is another fact when the other text's speaker
+is someone else, whatever the words. Measured on labelled pairs (benchmark/upkeep-pairs-*.json; ``python -m benchmark upkeep``).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
 from .lexicon import UPDATE_CUES
 from .tokens import DETAIL_FAMILIES, Token, same_meaning, tokens
+
+#: A speaker's label opening a line: one to three capitalised words and a colon ("Nate:", "Dr Smith:").
+_SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?:[ ][A-Z][\w'.-]*){0,2})\s*:\s")
 
 #: Of two families in one change, the one a person is told (the first that applies).
 _SHOWN_ORDER: tuple[str, ...] = ("negation", "number", "identifier", "name", "time", "word")
@@ -78,6 +83,21 @@ def says_it_changes(text: str) -> bool:
 
 def compare(old: str, new: str) -> Difference:
     """Which details of ``new`` differ from ``old`` (none: the two agree on every detail that carries meaning)."""
+    found = _compare_words(old, new)
+    said_by, says = speaker(old), speaker(new)
+    if said_by and says and said_by.casefold() != says.casefold():
+        return Difference((Change("name", said_by, says), *found.changes))
+    return found
+
+
+def speaker(text: str) -> str | None:
+    """Who speaks in ``text`` when it opens with a speaker's label (``Nate: …`` is Nate), else None."""
+    match = _SPEAKER.match(text)
+    return match.group(1) if match else None
+
+
+def _compare_words(old: str, new: str) -> Difference:
+    """``compare`` on the words alone."""
     a = [t for t in tokens(old) if t.family != "neutral"]
     b = [t for t in tokens(new) if t.family != "neutral"]
     left_a, left_b = _unmatched(a, b), _unmatched(b, a)
