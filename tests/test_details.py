@@ -48,6 +48,7 @@ DIFFER = [
     ("an acronym added", "Tickets go to the support queue", "Tickets go to the SRE support queue", "'SRE' added"),
     ("an acronym swapped", "HR owns the laptops", "IT owns the laptops", "HR → IT"),
     ("who speaks", "Nate: Bye Joanna!", "Joanna: Totally! Bye Nate!", "Nate → Joanna"),
+    ("who speaks, typed in lower case", "nate: bye joanna!", "Joanna: Totally! Bye Nate!", "nate → Joanna"),
 ]
 
 AGREE = [
@@ -69,6 +70,7 @@ AGREE = [
     ("case turned over", "Jon: Thanks for the support, Nate!", "jON: tHANKS FOR THE SUPPORT, nATE!"),
     ("a set phrase", "We finally moved the backups", "We moved the backups at last"),
     ("the speaker shouted", "Nate: See you Friday!", "NATE: SEE YOU FRIDAY!"),
+    ("a label a sentence opens with", "Note: the backups run nightly", "note: the backups run nightly"),
 ]
 
 

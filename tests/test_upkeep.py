@@ -125,6 +125,19 @@ def test_a_near_duplicate_is_found_with_the_real_embedding_model(real_engine: En
     assert other.result.duplicate_of is None
 
 
+def test_a_note_that_shows_a_merged_text_still_answers_to_its_first_text(real_engine: Engine) -> None:
+    """A longer paraphrase without the speaker's label, once shown, must not let another speaker's line in: a near
+    duplicate agrees with the memory's first text too (seen in the upkeep benchmark's LoCoMo stream)."""
+    first = real_engine.call("store", {"content": "Nate: Bye Joanna!"})
+    shouted = real_engine.call("store", {"content": "Oh, NATE: GOODBYE JOANNA!"})
+    assert shouted.result.merged == "near" and shouted.result.id == first.result.id
+    (row,) = _notes(real_engine)
+    assert row["content"] == "Oh, NATE: GOODBYE JOANNA!"  # the longer text is shown; its first text is kept
+    other = real_engine.call("store", {"content": "Joanna: Totally! Bye Nate!"})
+    assert other.result.merged is None and other.result.id != first.result.id
+    assert len(_notes(real_engine)) == 2
+
+
 # ------------------------------------------------------------------------------------------------ supersession
 
 

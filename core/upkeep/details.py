@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from .lexicon import UPDATE_CUES
 from .tokens import DETAIL_FAMILIES, Token, same_meaning, tokens
 
-#: A speaker's label opening a line: one to three capitalised words and a colon ("Nate:", "Dr Smith:").
-_SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?:[ ][A-Z][\w'.-]*){0,2})\s*:\s")
+#: A speaker's label opening a line: one to three words and a colon ("Nate:", "Dr Smith:", "nate:" in a repeat
+#: typed in lower case), each word starting with a letter.
+_SPEAKER = re.compile(r"^\s*([^\W\d_][\w'.-]*(?:[ ][^\W\d_][\w'.-]*){0,2})\s*:\s")
 
 #: Of two families in one change, the one a person is told (the first that applies).
 _SHOWN_ORDER: tuple[str, ...] = ("negation", "number", "identifier", "name", "time", "word")

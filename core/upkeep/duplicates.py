@@ -29,7 +29,7 @@ from ..store import WorkspaceStore
 from ..store.memory_filter import Filters
 from ..store.rows import Row
 from .details import Difference, compare, overlap, says_it_changes
-from .versions import kept_text_keys
+from .versions import kept_text_keys, own_text
 
 Merge = Literal["exact", "near"]
 Mode = Literal["exact", "near", "off"]
@@ -102,13 +102,21 @@ def judge(kind: str, key: str, content: str, candidates: Sequence[tuple[Row, flo
         return None  # a conversation turn is an event: only a replay of it is the same
     if rules.mode == "near":
         for row, similarity in candidates:
-            if similarity >= rules.near and compare(str(row["content"]), content).agree:
+            if similarity >= rules.near and _agrees(row, content):
                 return Duplicate(row, "near", similarity)
     for row, similarity in candidates:
         difference = may_update(str(row["content"]), content, similarity, rules)
         if difference is not None:
             return PossibleUpdate(row, similarity, difference)
     return None
+
+
+def _agrees(row: Row, content: str) -> bool:
+    """Whether ``content`` agrees on every detail with the text memory ``row`` shows and, when that is a longer
+    text merged into it, with the memory's own first text too: merges do not drift from what was first said (a
+    paraphrase without the speaker's label, once shown, would otherwise let another speaker's line in)."""
+    first = own_text(row)
+    return compare(str(row["content"]), content).agree and (first is None or compare(first, content).agree)
 
 
 def may_update(old: str, new: str, similarity: float, rules: Rules) -> Difference | None:

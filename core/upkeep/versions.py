@@ -158,6 +158,20 @@ def merged_with(memory: Mapping[str, Any], new: Merge, now: datetime, *,
     return MergedTexts(own, tuple(texts)), longer
 
 
+def own_text(row: Mapping[str, Any]) -> str | None:
+    """The text a note was first written with, when it now shows a longer text merged into it (else ``None``: it
+    shows its own, or its record is damaged)."""
+    if not row.get("merged_texts"):
+        return None
+    try:
+        record = MergedTexts.from_json(row["merged_texts"])
+    except ValueError:
+        return None
+    if record.own is None or record.own.content == row.get("content"):
+        return None
+    return record.own.content
+
+
 def kept_text_keys(row: Mapping[str, Any]) -> set[str]:
     """The exact-duplicate keys (``dedup_key``) of the texts a note keeps besides the one it shows: those merged into
     it, and its own when it shows a merged one (none for a conversation turn, or a damaged record). A text written
