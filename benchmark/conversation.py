@@ -10,8 +10,14 @@ time it was said, the text (and a shared photo's caption). Then each question of
 5, adversarial, has no evidence) is searched once per channel mix, and its evidence recall is read off the
 ranking: **all@k** when every evidence turn is in the top k, **any@k** when one is (k = 5, 10, 20).
 
+At **session level** (LongMemEval's other measure) a question counts when every (all) or one (any) of the
+sessions its evidence was said in is among the sessions of the top k turns. **NDCG@10** reads the turn ranking
+with gain 1 per evidence turn (benchmark/ranking.py).
+
 Reported per channel mix, overall and per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop):
-all@k and any@k, and the latency of ``store`` and of each mix's ``search`` (p50/p95). Evidence ids the
+those measures, and the latency of ``store`` and of each mix's ``search`` (p50/p95); and each measure again for
+the **tuning** and the **test** conversations apart (``SPLITS``: the public file's conversations split by
+conversation; any conversation it does not name, as in a held-out file, is a test one). Evidence ids the
 conversation does not hold (the data has a few typos) are counted and reported; such a question can still
 be found "any" but never "all".
 
@@ -31,7 +37,7 @@ from typing import Any
 
 from engram.core import Settings
 
-from . import plots
+from . import plots, ranking
 from .common import Run, engine_at, percentile
 from .suites import ConversationOptions
 
@@ -45,7 +51,11 @@ MIXES: dict[str, tuple[list[str] | None, dict[str, Any]]] = {
     "semantic only": (["semantic"], {}),
     "lexical only": (["lexical"], {}),
 }
+#: The public conversations split by conversation: choices are made on the tuning ones, reported on the test ones
+#: (which hold more questions of every category: 349 against 233). A conversation not named here is a test one.
+SPLITS = {"conv-30": "tune", "conv-41": "tune", "conv-26": "test", "conv-42": "test"}
 _SESSION = re.compile(r"^session_(\d+)$")
+_DIA_SESSION = re.compile(r"^D(\d+):")
 _DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
 
 
@@ -92,13 +102,27 @@ def _ms(values: list[float]) -> dict[str, float]:
             "n": len(values)}
 
 
+def split_of(sample: dict[str, Any]) -> str:
+    """Whether a LoCoMo sample is a tuning or a test conversation (``SPLITS``; unnamed ones are test ones)."""
+    return SPLITS.get(str(sample.get("sample_id", "")), "test")
+
+
 def _recall(found: list[dict[str, Any]], ks: tuple[int, ...] = KS) -> dict[str, float]:
+    """Turn-level all@k and any@k over ``found`` (one row per question); with rows that carry them, session-level
+    ``session all@k`` / ``session any@k`` and the mean ``ndcg@10``."""
     out: dict[str, float] = {}
+    n = len(found)
+    sessions = n > 0 and all("session_ranks" in f for f in found)
     for k in ks:
-        n = len(found)
         out[f"all@{k}"] = round(sum(1 for f in found if f["ranks"] and max(f["ranks"]) <= k and f["complete"]) / n, 3) \
             if n else 0.0
-        out[f"any@{k}"] = round(sum(1 for f in found if f["ranks"] and min(f["ranks"]) <= k) / n, 3) if n else 0.0
+        out[f"any@{k}"] = round(sum(1 for f in found if ranking.any_within(f["ranks"], k)) / n, 3) if n else 0.0
+        if sessions:
+            out[f"session all@{k}"] = round(sum(1 for f in found if ranking.all_within(
+                f["session_ranks"], f["sessions"], k)) / n, 3)
+            out[f"session any@{k}"] = round(sum(1 for f in found if ranking.any_within(f["session_ranks"], k)) / n, 3)
+    if sessions:
+        out["ndcg@10"] = round(sum(f["ndcg@10"] for f in found) / n, 3)
     return out
 
 
@@ -122,6 +146,7 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Setti
             store_times.append(time.perf_counter() - started)
             by_memory.setdefault(stored.id, set()).add(turn["dia_id"])
         held = set().union(*by_memory.values())
+        session_of = {t["dia_id"]: t["session"] for t in said}
         questions = [q for q in sample["qa"] if q.get("category") in CATEGORIES and q.get("evidence")]
         if run.quick:
             questions = questions[:20]
@@ -142,14 +167,19 @@ def measure_sample(run: Run, sample: dict[str, Any], index: int, settings: Setti
                 started = time.perf_counter()
                 hits = engine.call("search", args).result.hits
                 times.append(time.perf_counter() - started)
-                ranks = evidence_ranks([h.id for h in hits], by_memory, evidence)
+                ids = [h.id for h in hits]
+                ranks = evidence_ranks(ids, by_memory, evidence)
                 if mix == mixes[0]:
                     unknown += sum(1 for e in evidence if e not in held)
+                wanted = {s for e in evidence if (s := _session_of(e, session_of)) is not None}
                 rows.append({"category": q["category"], "ranks": ranks, "complete": len(ranks) == len(evidence),
-                             "evidence": len(evidence)})
+                             "evidence": len(evidence), "ndcg@10": ranking.ndcg(ranks, len(evidence), 10),
+                             "sessions": len(wanted),
+                             "session_ranks": _session_ranks(ids, by_memory, session_of, wanted)})
             results[mix] = rows
             search_times[mix] = times
-        return {"sample": sample.get("sample_id", str(index)), "turns": len(said), "questions": len(questions),
+        return {"sample": sample.get("sample_id", str(index)), "split": split_of(sample), "turns": len(said),
+                "questions": len(questions),
                 "unknown_evidence_ids": unknown, "store": store_times, "search": search_times, "rows": results}
     finally:
         engine.close()
@@ -166,39 +196,105 @@ def evidence_ranks(ids: list[str], by_memory: dict[str, set[str]], evidence: lis
     return ranks
 
 
+def _session_of(dia_id: str, session_of: dict[str, int]) -> int | None:
+    """The session a turn was said in: from the conversation, else from its id (``D3:5`` is session 3)."""
+    if dia_id in session_of:
+        return session_of[dia_id]
+    found = _DIA_SESSION.match(dia_id)
+    return int(found.group(1)) if found else None
+
+
+def _session_ranks(ids: list[str], by_memory: dict[str, set[str]], session_of: dict[str, int],
+                   wanted: set[int]) -> list[int]:
+    """The 1-based rank of the first turn of each session in ``wanted`` among the memories ``ids`` (best first)."""
+    at: dict[int, int] = {}
+    for n, memory in enumerate(ids, 1):
+        for dia in by_memory.get(memory, ()):
+            session = session_of.get(dia)
+            if session in wanted:
+                at.setdefault(session, n)
+    return sorted(at.values())
+
+
+def _measured(samples: list[dict[str, Any]], mix: str) -> dict[str, Any]:
+    """One mix's measures over ``samples``: overall and per category."""
+    rows = [r for s in samples for r in s["rows"][mix]]
+    by_category = defaultdict(list)
+    for r in rows:
+        by_category[r["category"]].append(r)
+    return {"questions": len(rows), "overall": _recall(rows),
+            "by_category": {CATEGORIES[c]: {"questions": len(v), **_recall(v)} for c, v in sorted(by_category.items())}}
+
+
 def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """Evidence recall per mix (overall and per category) and latencies over every sample."""
-    mixes: dict[str, Any] = {}
-    for mix in MIXES:
-        rows = [r for s in samples for r in s["rows"][mix]]
-        by_category = defaultdict(list)
-        for r in rows:
-            by_category[r["category"]].append(r)
-        mixes[mix] = {"questions": len(rows), "overall": _recall(rows),
-                      "by_category": {CATEGORIES[c]: {"questions": len(v), **_recall(v)}
-                                      for c, v in sorted(by_category.items())},
-                      "search": _ms([t for s in samples for t in s["search"][mix]])}
-    return {"mixes": mixes, "store": _ms([t for s in samples for t in s["store"]]),
+    """Evidence recall per mix (overall and per category) and latencies over every sample, and the same measures
+    over the tuning and the test conversations apart (``splits``)."""
+    mixes_run = list(samples[0]["rows"]) if samples else []
+    mixes = {mix: {**_measured(samples, mix), "search": _ms([t for s in samples for t in s["search"][mix]])}
+             for mix in mixes_run}
+    splits = {split: {"conversations": [s["sample"] for s in samples if s["split"] == split],
+                      "mixes": {mix: _measured([s for s in samples if s["split"] == split], mix)
+                                for mix in mixes_run}}
+              for split in ("tune", "test") if any(s["split"] == split for s in samples)}
+    return {"mixes": mixes, "splits": splits, "store": _ms([t for s in samples for t in s["store"]]),
             "turns": sum(s["turns"] for s in samples), "questions": sum(s["questions"] for s in samples),
             "unknown_evidence_ids": sum(s["unknown_evidence_ids"] for s in samples),
-            "per_sample": [{"sample": s["sample"], "turns": s["turns"], "questions": s["questions"],
-                            **{mix: _recall(s["rows"][mix], (10,)) for mix in MIXES}} for s in samples]}
+            "per_sample": [{"sample": s["sample"], "split": s["split"], "turns": s["turns"], "questions": s["questions"],
+                            **{mix: _recall(s["rows"][mix], (10,)) for mix in mixes_run}} for s in samples]}
+
+
+#: The measures of the split tables: (key in ``_recall``'s output, the name a table gives it).
+SPLIT_MEASURES = (("all@10", "turn recall_all@10"), ("session all@10", "session recall_all@10"),
+                  ("ndcg@10", "turn NDCG@10"))
+
+
+def split_tables(splits: dict[str, Any]) -> list[str]:
+    """Markdown for the tuning and test conversations apart: every measure overall per mix, then three measures per
+    category (each table names its measure)."""
+    lines: list[str] = []
+    names = {"tune": "Tuning conversations (choices are made on these)",
+             "test": "Test conversations (reported; never tuned on)"}
+    for split, part in splits.items():
+        mixes = part["mixes"]
+        first = next(iter(mixes.values()))
+        lines += [f"### {names[split]}: {', '.join(part['conversations'])} ({first['questions']} questions)", "",
+                  "| mix | turn all@5 | all@10 | all@20 | turn any@5 | any@10 | any@20 | session all@5 | all@10 | "
+                  "all@20 | session any@5 | any@10 | any@20 | NDCG@10 |", "|---|" + "---|" * 13]
+        for mix, m in mixes.items():
+            o = m["overall"]
+            cells = [o.get(f"{level}{which}@{k}", 0.0) for level in ("", "session ") for which in ("all", "any")
+                     for k in KS]
+            lines.append(f"| {mix} | " + " | ".join(f"{c:.3f}" for c in cells) + f" | {o.get('ndcg@10', 0.0):.3f} |")
+        for key, label in SPLIT_MEASURES:
+            lines += ["", f"{label} per category ({split}):", "",
+                      "| mix | " + " | ".join(f"{c} (n)" for c in CATEGORIES.values()) + " |",
+                      "|---|" + "---|" * len(CATEGORIES)]
+            for mix, m in mixes.items():
+                cells = [f"{m['by_category'][c].get(key, 0.0):.3f} ({m['by_category'][c]['questions']})"
+                         if c in m["by_category"] else "–" for c in CATEGORIES.values()]
+                lines.append(f"| {mix} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
 
 
 def summary(envelope: dict[str, Any]) -> str:
     result = envelope["result"]
     s = result["summary"]
+    mixes = list(s["mixes"])
     lines = [f"# Conversation memory — {result['data']}{' (quick)' if envelope['quick'] else ''}", "",
              f"{len(s['per_sample'])} conversations, {s['turns']:,} turns stored one `store` call each, "
              f"{s['questions']:,} questions of categories 1–4 ({s['unknown_evidence_ids']} evidence ids the "
-             "conversations do not hold). all@k: every evidence turn in the top k; any@k: at least one.", "",
+             "conversations do not hold). Turn level: all@k, every evidence turn in the top k turns (recall_all@k); "
+             "any@k, at least one (recall_any@k). Session level: the same of the sessions the evidence was said in, "
+             "among the sessions of the top k turns.", "",
+             "## Every conversation", "",
              "| mix | all@5 | all@10 | all@20 | any@5 | any@10 | any@20 | search p50 ms | p95 ms |",
              "|---|---|---|---|---|---|---|---|---|"]
     for mix, m in s["mixes"].items():
         o = m["overall"]
         lines.append(f"| {mix} | {o['all@5']:.3f} | {o['all@10']:.3f} | {o['all@20']:.3f} | {o['any@5']:.3f} | "
                      f"{o['any@10']:.3f} | {o['any@20']:.3f} | {m['search']['p50_ms']} | {m['search']['p95_ms']} |")
-    lines += ["", "all@10 per category:", "",
+    lines += ["", "Turn recall_all@10 per category:", "",
               "| mix | " + " | ".join(f"{c} (n)" for c in CATEGORIES.values()) + " |",
               "|---|" + "---|" * len(CATEGORIES)]
     for mix, m in s["mixes"].items():
@@ -206,12 +302,14 @@ def summary(envelope: dict[str, Any]) -> str:
                  if c in m["by_category"] else "–" for c in CATEGORIES.values()]
         lines.append(f"| {mix} | " + " | ".join(cells) + " |")
     lines += ["", f"`store` p50 {s['store']['p50_ms']} ms, p95 {s['store']['p95_ms']} ms ({s['store']['n']:,} stores).",
-              "", "all@10 per conversation:", "", "| conversation | turns | questions | " +
-              " | ".join(MIXES) + " |", "|---|---|---|" + "---|" * len(MIXES)]
+              "", "Turn recall_all@10 per conversation:", "", "| conversation | split | turns | questions | " +
+              " | ".join(mixes) + " |", "|---|---|---|---|" + "---|" * len(mixes)]
     for p in s["per_sample"]:
-        lines.append(f"| {p['sample']} | {p['turns']} | {p['questions']} | " +
-                     " | ".join(f"{p[mix]['all@10']:.3f}" for mix in MIXES) + " |")
-    return "\n".join(lines) + "\n"
+        lines.append(f"| {p['sample']} | {p.get('split', '–')} | {p['turns']} | {p['questions']} | " +
+                     " | ".join(f"{p[mix]['all@10']:.3f}" for mix in mixes) + " |")
+    if s.get("splits"):
+        lines += ["", "## Tuning and test conversations apart", "", *split_tables(s["splits"])]
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def run_suite(run: Run, options: ConversationOptions) -> dict[str, Any]:

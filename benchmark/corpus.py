@@ -24,10 +24,19 @@ class Corpus:
 
 
 def load(run: Run, lookups_file: Path) -> Corpus:
-    """Read a lookups file and fetch its corpus. ``--quick`` keeps two lookups and indexes only their gold files."""
+    """Read a lookups file and fetch its corpus, checked against the SHA256 the file pins (``corpus.sha256``, when
+    it names one). ``--quick`` keeps two lookups and indexes only their gold files.
+
+    Raises:
+        SystemExit: the fetched archive is not the pinned one.
+    """
     spec = json.loads(lookups_file.read_text(encoding="utf-8"))
     corpus = spec["corpus"]
     folder, digest = fetch_sdist(corpus["requirement"], run.cache)
+    pinned = corpus.get("sha256")
+    if pinned and pinned != digest:
+        raise SystemExit(f"{lookups_file.name}: the sdist of {corpus['requirement']} has SHA256 {digest}, not the "
+                         f"{pinned} the lookups were written against; delete {folder}.tar.gz and {folder} to fetch it again")
     lookups = spec["lookups"]
     include = list(corpus["include"])
     if run.quick:

@@ -17,6 +17,9 @@ DEFAULT_LOOKUPS = ROOT / "django-lookups.json"
 DEFAULT_SCIFACT = ROOT.parents[1] / "shared" / "data" / "scifact.zip"
 DEFAULT_LOCOMO = ROOT.parents[1] / "shared" / "data" / "locomo-public.json"
 DEFAULT_PAIRS = (ROOT / "upkeep-pairs-tune.json", ROOT / "upkeep-pairs-test.json")
+#: Every lookups file of the project, in the order the retrieval suite measures them.
+ALL_LOOKUPS = tuple(ROOT / f"{name}-lookups.json" for name in ("django", "django-more", "pytest", "markdown", "flask",
+                                                                "rich"))
 
 
 def option(help: str, **extra: Any) -> dict[str, Any]:
@@ -94,6 +97,17 @@ class UpkeepOptions(ConversationOptions):
 
 
 @dataclass(frozen=True)
+class RetrievalOptions:
+    lookups: list[Path] = field(default_factory=lambda: list(ALL_LOOKUPS), metadata=option(
+        "A lookups file (repeat for several; default: every benchmark/*-lookups.json).", repeat=True))
+    data: Path = field(default=DEFAULT_LOCOMO, metadata=option(
+        "A LoCoMo-format JSON file (CC BY-NC); its conversations are left out when there is no file."))
+
+    def problems(self) -> list[str]:
+        return [p for path in self.lookups for p in _missing_file("--lookups", path)]
+
+
+@dataclass(frozen=True)
 class McpOptions:
     runs: int = field(default=5, metadata=option("Starts of each kind (1 with --quick)."))
 
@@ -167,6 +181,8 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           "6,000 writes of which 90% repeat (exact and paraphrased LoCoMo turns) with duplicate handling off and on; "
           "evidence recall both ways; a 10,000-memory export → import (skipped by all without the data)",
           UpkeepOptions),
+    Suite("retrieval", "retrieval", "every lookups file and the LoCoMo conversations, tuning and test parts apart: "
+          "hybrid against each channel alone (gold files, NDCG@10, turn and session recall)", RetrievalOptions),
     Suite("watch", "watch", "a watched folder's edits of 1, 100 and 1,000 files: time until searchable", NoOptions),
     Suite("speed", "speed", "ingest throughput; search and recall latency and memory by store size",
           LookupsOptions),

@@ -60,19 +60,19 @@ DOCS = {
 }
 
 LOOKUPS = [
-    {"id": "T01", "kind": "independent",
+    {"id": "T01", "kind": "independent", "split": "tune",
      "question": "How do I force HTTPS and have browsers remember it, and get a traceback mailed on a crash?",
      "parts": [{"query": "make browsers always use HTTPS",
                 "gold": ["docs/security.txt", "docs/middleware.txt", "docs/settings.txt"]},
                {"query": "email me the stack trace when the site crashes", "gold": ["docs/errors.txt"]}],
      "gold": ["docs/security.txt", "docs/middleware.txt", "docs/settings.txt", "docs/errors.txt"]},
-    {"id": "T02", "kind": "related",
+    {"id": "T02", "kind": "related", "split": "test",
      "question": "How do I keep a whole rendered page for a while, and where are sessions stored?",
      "parts": [{"query": "keep a rendered page for some seconds", "gold": ["docs/cache.txt"]},
                # One gold file is not in the corpus: it is never found.
                {"query": "where session data is kept", "gold": ["docs/sessions.txt", "docs/missing.txt"]}],
      "gold": ["docs/cache.txt", "docs/sessions.txt", "docs/missing.txt"]},
-    {"id": "T03", "kind": "related", "question": "Left out by --quick: how do I test a view without a server?",
+    {"id": "T03", "kind": "related", "split": "test", "question": "Left out by --quick: how do I test a view without a server?",
      "parts": [{"query": "request a view in a test", "gold": ["docs/testing.txt"]}], "gold": ["docs/testing.txt"]},
 ]
 

@@ -201,6 +201,42 @@ def test_conversation_suite_quick_reads_a_locomo_format_file(tmp_path: Path, cac
     assert summary["store"]["n"] == 48 and hybrid["search"]["n"] == 6
     assert summary["mixes"]["hybrid, RRF, no feedback"]["search"]["n"] == 6
     assert (folder / "all-at-10.png").exists() and "all@10 per category" in (folder / "summary.md").read_text()
+    overall = hybrid["overall"]
+    assert overall["session all@10"] >= overall["all@10"], "a question found whole by turns is found by sessions"
+    assert overall["session any@10"] >= overall["any@10"] and 0 <= overall["ndcg@10"] <= 1
+    assert list(summary["splits"]) == ["test"], "a conversation the split does not name is a test one"
+    assert summary["splits"]["test"]["mixes"]["hybrid (default)"]["overall"] == overall
+
+
+def test_retrieval_suite_quick_measures_tuning_and_test_parts_apart(tmp_path: Path, cache: Path,
+                                                                     lookups: Path) -> None:
+    folder, envelope = run_suite(tmp_path, cache, "retrieval", "--lookups", str(lookups), "--data", str(LOCOMO_MINI))
+    result = envelope["result"]
+    (corpus,) = result["corpora"]
+    assert [r["split"] for r in corpus["lookups"]] == ["tune", "test"]
+    tune, test = corpus["splits"]["tune"], corpus["splits"]["test"]
+    assert (tune["lookups"], tune["parts"], tune["gold"]) == (1, 2, 4) and (test["lookups"], test["gold"]) == (1, 3)
+    for part in (tune, test):
+        assert part["hybrid"]["gold_visible"] >= 1 and 0 < part["hybrid"]["ndcg@10"] <= 1
+        assert part["hybrid_holds"] == all(part["hybrid"][k] >= max(part[m][k] for m in ("dense-only", "BM25-only"))
+                                           for k in ("gold_visible", "ndcg@10"))
+    assert test["BM25-only"]["gold_visible"] <= 2, "a gold file the corpus does not hold is never found"
+    conversations = result["conversations"]["summary"]
+    assert set(conversations["mixes"]) == {"hybrid (default)", "semantic only", "lexical only"}
+    text = (folder / "summary.md").read_text()
+    assert "## Test parts (reported; never tuned on)" in text and "session recall_all@10 per category (test)" in text
+    assert "| tinydocs-1.0 |" in text
+
+
+def test_a_lookups_file_whose_sdist_is_not_the_pinned_one_is_refused(tmp_path: Path, cache: Path,
+                                                                     lookups: Path) -> None:
+    pinned = tmp_path / "pinned-lookups.json"
+    spec = json.loads(lookups.read_text())
+    spec["corpus"]["sha256"] = "0" * 64
+    pinned.write_text(json.dumps(spec))
+    with pytest.raises(SystemExit, match="has SHA256 [0-9a-f]{64}, not the 0{64} the lookups were written against"):
+        main(["retrieval", "--lookups", str(pinned), "--quick", "--results", str(tmp_path / "r"), "--cache",
+              str(cache)])
 
 
 def test_speed_suite_quick(tmp_path: Path, cache: Path, lookups: Path) -> None:
