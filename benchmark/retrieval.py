@@ -114,6 +114,11 @@ def run_suite(run: Run, options: RetrievalOptions) -> dict[str, Any]:
             "seconds": {"lookups": round(lookups_s, 1), "total": round(time.perf_counter() - started, 1)}}
 
 
+def _set(corpus: dict[str, Any]) -> str:
+    """A lookups set's short name: its file without ``-lookups.json`` (two sets may share a corpus)."""
+    return str(corpus["lookups_file"]).removesuffix(".json").removesuffix("-lookups")
+
+
 def summary(envelope: dict[str, Any]) -> str:
     result = envelope["result"]
     lines = [f"# Retrieval on tuning and test parts{' (quick)' if envelope['quick'] else ''}", "",
@@ -124,23 +129,23 @@ def summary(envelope: dict[str, Any]) -> str:
     for split in SPLITS:
         label = "Tuning parts (choices are made on these)" if split == "tune" else \
             "Test parts (reported; never tuned on)"
-        lines += [f"## {label}", "", "| corpus | kind | lookups | parts | " +
+        lines += [f"## {label}", "", "| lookups | corpus | kind | lookups | parts | " +
                   " | ".join(f"{m} gold / NDCG@10" for m in MODES) + " | hybrid holds |",
-                  "|---|---|---|---|" + "---|" * (len(MODES) + 1)]
+                  "|---|---|---|---|---|" + "---|" * (len(MODES) + 1)]
         for c in result["corpora"]:
             t = c["splits"].get(split)
             if t is None:
                 continue
             cells = [f"{t[m]['gold_visible']}/{t['gold']} / {t[m]['ndcg@10']:.3f}" for m in MODES]
-            lines.append(f"| {c['corpus']} | {c['kind'] or '–'} | {t['lookups']} | {t['parts']} | " +
+            lines.append(f"| {_set(c)} | {c['corpus']} | {c['kind'] or '–'} | {t['lookups']} | {t['parts']} | " +
                          " | ".join(cells) + f" | {'yes' if t['hybrid_holds'] else '**no**'} |")
         lines.append("")
     lines += ["Per lookup (gold visible / NDCG@10; ⚠ where a single channel beats hybrid on either):", "",
-              "| corpus | lookup | split | gold | " + " | ".join(MODES) + " |", "|---|---|---|---|" + "---|" * len(MODES)]
+              "| lookups | lookup | split | gold | " + " | ".join(MODES) + " |", "|---|---|---|---|" + "---|" * len(MODES)]
     for c in result["corpora"]:
         for r in c["lookups"]:
             worse = any(r["hybrid"][k] < max(r[s][k] for s in SINGLE) for k in ("gold_visible", "ndcg@10"))
-            lines.append(f"| {c['corpus']} | {r['id']}{' ⚠' if worse else ''} | {r['split']} | {r['gold']} | " +
+            lines.append(f"| {_set(c)} | {r['id']}{' ⚠' if worse else ''} | {r['split']} | {r['gold']} | " +
                          " | ".join(f"{r[m]['gold_visible']} / {r[m]['ndcg@10']:.2f}" for m in MODES) + " |")
     conversations = result.get("conversations")
     lines.append("")

@@ -4,7 +4,7 @@
 
 A folder of ``FILES`` small Markdown notes (seeded, synthetic) is ingested with the bundled embedding model,
 then watched as the service watches ingested folders (``Engine.start_watching``, ``watch.quiet_sec`` at its
-default). For each batch size N (1, 100, 1,000 files; quick: 1, 10, 100 of 200) N files get a new sentence with a
+default). For each batch size N (1, 100, 1,000 files; quick: 1, 10, 50 of 100) N files get a new sentence with a
 word found nowhere else, and the lag is the time from the last write until every edited file's new text is
 stored and the word of the last one is found by a search. The lag holds the quiet interval the watch waits for
 (2 s by default) before it hands the changes on.
@@ -25,8 +25,8 @@ from .suites import NoOptions
 
 FILES = 1000
 SIZES = (1, 100, 1000)
-QUICK_FILES = 200
-QUICK_SIZES = (1, 10, 100)
+QUICK_FILES = 100
+QUICK_SIZES = (1, 10, 50)
 TIMEOUT_S = 600.0
 _WORDS = ("retry", "queue", "invoice", "ledger", "backoff", "export", "report", "schema", "cache", "index",
           "token", "session", "worker", "folder", "budget", "model", "search", "graph", "digest", "release")

@@ -12,7 +12,7 @@ from engram.core import Engine, Paths, Settings
 from engram.core.errors import StoreError
 from engram.core.retrieval.fusion import fuse, fuse_scores
 from engram.core.retrieval.search import Filters, SearchParams, _moved_towards, hybrid_search
-from engram.core.retrieval.speakers import named_speakers_first
+from engram.core.retrieval.speakers import named_speakers_first, without_speakers
 from engram.core.store import inspection
 
 from .conftest import HashingEmbedder, write_tree
@@ -71,6 +71,42 @@ def test_a_query_naming_one_speaker_puts_that_speakers_exchanges_first() -> None
     assert named_speakers_first("What did Caroline and Melanie do?", order, rows) == order  # both: no change
     assert named_speakers_first("what about adoption?", order, rows) == order  # nobody named
     assert named_speakers_first("Carolines plans", order, rows) == order  # a whole word only
+
+
+def test_a_question_about_a_conversation_is_embedded_without_its_speakers_names() -> None:
+    rows = [{"kind": "exchange", "content": "Jon: Lost my job as a banker yesterday."},
+            {"kind": "exchange", "content": "Gina: Hey Jon! I lost my job at Door Dash too."},
+            {"kind": "note", "content": "Paris: a note, not a speaker"}]
+    assert without_speakers("What do Jon and Gina both have in common?", rows) == "What do and both have in common?"
+    assert without_speakers("Why did gina's store open?", rows) == "Why did store open?"  # any case, possessive
+    assert without_speakers("Jonathan visited Paris", rows) == "Jonathan visited Paris"  # whole names only
+    assert without_speakers("Jon, Gina?", rows) == "Jon, Gina?", "nothing but names: the query as it was"
+    assert without_speakers("What did Jon say?", rows[2:]) == "What did Jon say?", "no exchange names him"
+
+
+class _Recording(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_search_among_exchanges_embeds_the_question_without_the_names_and_notes_as_asked(paths: Paths) -> None:
+    embedder = _Recording()
+    with Engine(paths, Settings(), embedder=embedder) as engine:
+        for text in ("Jon: Lost my job as a banker yesterday.", "Gina: Hey Jon! I lost my job at Door Dash too."):
+            engine.call("store", {"content": text, "kind": "exchange", "project": "chat"})
+        engine.call("store", {"content": "Jon owns the deploy scripts", "project": "notes"})
+        embedder.texts.clear()
+        hits = engine.call("search", {"query": "What jobs did Jon and Gina lose?", "project": "chat"}).result.hits
+        assert embedder.texts == ["What jobs did and lose?"]
+        assert {h.content for h in hits} >= {"Jon: Lost my job as a banker yesterday."}
+        embedder.texts.clear()
+        engine.call("search", {"query": "Who owns the deploy scripts, Jon?", "project": "notes"})
+        assert embedder.texts == ["Who owns the deploy scripts, Jon?"], "no exchanges: the query as asked"
 
 
 def test_an_exchange_is_embedded_with_the_start_of_the_one_before_it(paths: Paths) -> None:

@@ -20,7 +20,7 @@ from ..store.memory_filter import Filters
 from ..store.rows import Row
 from .fusion import Fused, fuse, fuse_scores
 from .graph import walk
-from .speakers import named_speakers_first
+from .speakers import named_speakers_first, without_speakers
 from .updates import newer_first
 
 logger = logging.getLogger(__name__)
@@ -123,6 +123,11 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     warnings: list[ChannelWarning] = []
     rows: dict[str, Row] = {}
 
+    # "auto" reads the convex fusion's longer tail only where it may fuse by scores: a workspace with exchanges.
+    deep = params.fusion == "convex" or (params.fusion == "auto" and _holds_exchanges(store))
+    depth = max(params.k_per_channel, CONVEX_DEPTH) if deep else params.k_per_channel
+    meaning = query  # what the semantic channel embeds
+    lexical: list[Row] | None = None
     if "semantic" in params.channels and withheld is not None:
         warnings.append(ChannelWarning("semantic", "withheld", withheld))
     elif "semantic" in params.channels and vector is None and embedder is None:
@@ -130,18 +135,19 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
                                        "semantic channel unavailable: no embedding model is loaded"))
     elif "semantic" in params.channels and vector is None:
         assert embedder is not None  # the branch above took a query with neither
+        if deep and "lexical" in params.channels:
+            # Among conversations, the words first: the speakers they name are left out of what is embedded.
+            lexical = _lexical(store, query, where, depth, rows, warnings)
+            meaning = without_speakers(query, lexical or [])
         try:
-            vector = embedder.embed([query])[0]
+            vector = embedder.embed([meaning])[0]
         except EngramError as exc:
             warnings.append(ChannelWarning("semantic", "failed", f"semantic channel failed: {exc.message}"))
     semantic = vector if "semantic" in params.channels and withheld is None else None
-    # "auto" reads the convex fusion's longer tail only where it may fuse by scores: a workspace with exchanges.
-    deep = params.fusion == "convex" or (params.fusion == "auto" and _holds_exchanges(store))
-    depth = max(params.k_per_channel, CONVEX_DEPTH) if deep else params.k_per_channel
     # The feedback reads the best candidates' vectors: the semantic channel brings its candidates' along (free in
     # the same query); only lexical-only candidates need a read of their own.
     scored = _candidates(store, query, semantic, where, params, depth, rows, warnings,
-                         with_vectors=deep and params.feedback)
+                         with_vectors=deep and params.feedback, lexical=lexical)
     convex = _by_scores(params, scored, rows)
     fused = _fuse(scored, params, convex, rows)
     similar = dict(scored.get("semantic", []))  # to the query itself (the feedback below moves it)
@@ -239,11 +245,11 @@ def _bar(scores: list[float], limit: int) -> float:
 
 
 def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, where: Filters | None,
-                params: SearchParams, depth: int, rows: dict[str, Row],
-                warnings: list[ChannelWarning], *, with_vectors: bool = False) -> dict[str, list[tuple[str, float]]]:
+                params: SearchParams, depth: int, rows: dict[str, Row], warnings: list[ChannelWarning], *,
+                with_vectors: bool = False, lexical: list[Row] | None = None) -> dict[str, list[tuple[str, float]]]:
     """The semantic (when ``vector`` is given) and lexical channels' ``depth`` best candidates as (id, score); their
     rows go into ``rows`` (the semantic ones with their ``vector`` when ``with_vectors``), a failing channel's reason
-    into ``warnings``."""
+    into ``warnings``. ``lexical``: the lexical channel's rows, read already (``_lexical``)."""
     scored: dict[str, list[tuple[str, float]]] = {}
     if vector is not None:
         try:
@@ -253,16 +259,26 @@ def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, wh
         except EngramError as exc:
             warnings.append(ChannelWarning("semantic", "failed", f"semantic channel failed: {exc.message}"))
     if "lexical" in params.channels:
-        try:
-            found = store.text_search(query, depth, where, MEMORY_COLUMNS)
+        found = lexical if lexical is not None else _lexical(store, query, where, depth, rows, warnings)
+        if found is not None:
             scored["lexical"] = [(r["id"], float(r["_score"])) for r in found]
-            for r in found:
-                rows.setdefault(r["id"], r)
-        except WHOLE_WORKSPACE:
-            raise
-        except EngramError as exc:
-            warnings.append(ChannelWarning("lexical", "failed", f"lexical channel failed: {exc.message}"))
     return scored
+
+
+def _lexical(store: WorkspaceStore, query: str, where: Filters | None, depth: int, rows: dict[str, Row],
+             warnings: list[ChannelWarning]) -> list[Row] | None:
+    """The lexical channel's ``depth`` best rows (into ``rows`` too); ``None`` when it failed (said in
+    ``warnings``)."""
+    try:
+        found = store.text_search(query, depth, where, MEMORY_COLUMNS)
+    except WHOLE_WORKSPACE:
+        raise
+    except EngramError as exc:
+        warnings.append(ChannelWarning("lexical", "failed", f"lexical channel failed: {exc.message}"))
+        return None
+    for r in found:
+        rows.setdefault(r["id"], r)
+    return found
 
 
 def _nearest(store: WorkspaceStore, vector: np.ndarray, where: Filters | None, depth: int, exact: bool,
