@@ -248,16 +248,16 @@ SPLIT_MEASURES = (("all@10", "turn recall_all@10"), ("session all@10", "session 
                   ("ndcg@10", "turn NDCG@10"))
 
 
-def split_tables(splits: dict[str, Any]) -> list[str]:
-    """Markdown for the tuning and test conversations apart: every measure overall per mix, then three measures per
-    category (each table names its measure)."""
+def split_tables(splits: dict[str, Any], heading: str = "###") -> list[str]:
+    """Markdown for the tuning and test conversations apart, each under a ``heading`` of its own: every measure
+    overall per mix, then three measures per category (each table names its measure)."""
     lines: list[str] = []
     names = {"tune": "Tuning conversations (choices are made on these)",
              "test": "Test conversations (reported; never tuned on)"}
     for split, part in splits.items():
         mixes = part["mixes"]
         first = next(iter(mixes.values()))
-        lines += [f"### {names[split]}: {', '.join(part['conversations'])} ({first['questions']} questions)", "",
+        lines += [f"{heading} {names[split]}: {', '.join(part['conversations'])} ({first['questions']} questions)", "",
                   "| mix | turn all@5 | all@10 | all@20 | turn any@5 | any@10 | any@20 | session all@5 | all@10 | "
                   "all@20 | session any@5 | any@10 | any@20 | NDCG@10 |", "|---|" + "---|" * 13]
         for mix, m in mixes.items():
@@ -287,7 +287,7 @@ def summary(envelope: dict[str, Any]) -> str:
              "conversations do not hold). Turn level: all@k, every evidence turn in the top k turns (recall_all@k); "
              "any@k, at least one (recall_any@k). Session level: the same of the sessions the evidence was said in, "
              "among the sessions of the top k turns.", "",
-             "## Every conversation", "",
+             "**Every conversation**:", "",
              "| mix | all@5 | all@10 | all@20 | any@5 | any@10 | any@20 | search p50 ms | p95 ms |",
              "|---|---|---|---|---|---|---|---|---|"]
     for mix, m in s["mixes"].items():
@@ -308,7 +308,8 @@ def summary(envelope: dict[str, Any]) -> str:
         lines.append(f"| {p['sample']} | {p.get('split', '–')} | {p['turns']} | {p['questions']} | " +
                      " | ".join(f"{p[mix]['all@10']:.3f}" for mix in mixes) + " |")
     if s.get("splits"):
-        lines += ["", "## Tuning and test conversations apart", "", *split_tables(s["splits"])]
+        lines += ["", "**The tuning and the test conversations apart** (`SPLITS` in benchmark/conversation.py):", "",
+                  *split_tables(s["splits"], "####")]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

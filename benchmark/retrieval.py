@@ -129,7 +129,7 @@ def summary(envelope: dict[str, Any]) -> str:
     for split in SPLITS:
         label = "Tuning parts (choices are made on these)" if split == "tune" else \
             "Test parts (reported; never tuned on)"
-        lines += [f"## {label}", "", "| lookups | corpus | kind | lookups | parts | " +
+        lines += [f"### {label}", "", "| lookups | corpus | kind | lookups | parts | " +
                   " | ".join(f"{m} gold / NDCG@10" for m in MODES) + " | hybrid holds |",
                   "|---|---|---|---|---|" + "---|" * (len(MODES) + 1)]
         for c in result["corpora"]:
@@ -153,9 +153,9 @@ def summary(envelope: dict[str, Any]) -> str:
         lines += ["Conversations: left out (no LoCoMo file at --data)."]
     else:
         s = conversations["summary"]
-        lines += [f"## Conversations — {conversations['data']}", "",
+        lines += [f"### Conversations — {conversations['data']}", "",
                   f"{s['turns']:,} turns stored one `store` call each, {s['questions']:,} questions of categories "
                   "1–4. Turn level: every (all) or one (any) evidence turn in the top k; session level: the same of "
                   "the sessions the evidence was said in, among the sessions of the top k turns.", "",
-                  *conversation.split_tables(s["splits"])]
+                  *conversation.split_tables(s["splits"], "####")]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -224,7 +224,7 @@ def test_retrieval_suite_quick_measures_tuning_and_test_parts_apart(tmp_path: Pa
     conversations = result["conversations"]["summary"]
     assert set(conversations["mixes"]) == {"hybrid (default)", "semantic only", "lexical only"}
     text = (folder / "summary.md").read_text()
-    assert "## Test parts (reported; never tuned on)" in text and "session recall_all@10 per category (test)" in text
+    assert "### Test parts (reported; never tuned on)" in text and "session recall_all@10 per category (test)" in text
     assert "| tiny | tinydocs-1.0 |" in text
 
 
