@@ -298,6 +298,7 @@ def test_the_plugin_runs_one_hook_command_for_every_event_and_writes_nothing_whe
     assert write_plugin(tmp_path, engram, env, "1.2.4").changed
 
 
+@pytest.mark.slow
 def test_a_session_end_writes_a_summary_with_the_real_model_only_when_summaries_are_on(
         paths: Paths, tmp_path: Path) -> None:
     """SmolLM2 (the small real test model) through llama.cpp: what it says is its own; that it is stored, linked,

@@ -355,6 +355,7 @@ def test_a_long_paragraph_shows_the_words_that_matched_not_its_start() -> None:
     assert card_excerpt("Short text.", 240, ["backup"]) == "Short text."
 
 
+@pytest.mark.slow
 def test_a_failed_open_or_show_in_folder_is_said_on_the_card_and_copy_says_it_copied(
         qtbot: Any, real_engine: Engine, filled: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     card = ResultCard.for_memory(hit(real_engine, "backup schedule", "chunk"), "backup")

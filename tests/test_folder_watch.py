@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from engram.core import Engine, Paths, Settings
 from engram.core.capture.folder_watch import Batch, Watched, batches, include_patterns
 from standins.embedder import HashingEmbedder
@@ -44,6 +46,7 @@ def test_an_edited_new_or_deleted_file_is_reingested_or_forgotten(paths: Paths, 
         assert not engine.store().excluded_sources(), "gone from the folder is not forgotten by the person"
 
 
+@pytest.mark.slow
 def test_paused_changes_wait_for_resume_and_skipped_folders_are_not_watched(paths: Paths, tmp_path: Path) -> None:
     kept = write_tree(tmp_path / "kept", {"a.md": "# A\nfirst words\n"})
     skipped = write_tree(tmp_path / "skipped", {"s.md": "# S\nskipped words\n"})

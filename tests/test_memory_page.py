@@ -172,6 +172,7 @@ def test_forgetting_a_file_asks_first_and_removes_that_file_alone(stocked: Deskt
     assert project.child(1).childCount() == 2
 
 
+@pytest.mark.slow
 def test_forgetting_a_note_removes_only_that_note(stocked: Desktop, qtbot: Any) -> None:
     page = MemoryPage(stocked.jobs, stocked.engine, stocked.shell)
     page.show()
@@ -235,6 +236,7 @@ def test_pause_indexing_and_ingest_a_folder_go_to_the_desktop(stocked: Desktop, 
     stocked.folder_dialog.reject()
 
 
+@pytest.mark.slow
 def test_cancel_stops_an_ingest_and_keeps_the_files_it_finished(desktop: Desktop, home: Path, qtbot: Any) -> None:
     from engram.core.errors import IngestCancelled
     from engram.core.ingest.pipeline import _BATCH_FILES

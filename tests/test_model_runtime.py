@@ -179,6 +179,7 @@ def test_stored_text_that_spells_control_tokens_stays_text_in_the_prompt(pool: M
     assert out.prompt_tokens > 20
 
 
+@pytest.mark.slow
 def test_a_chat_prompts_fixed_start_is_kept_and_restored_after_another_request(pool: ModelPool) -> None:
     """Chat's instructions and tool definitions are evaluated once: when another role used the model in between,
     the next turn restores them instead of reading them again, and writes what it would have written."""

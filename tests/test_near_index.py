@@ -156,6 +156,7 @@ def test_an_exact_repeat_is_counted_without_being_embedded_again_unless_it_no_lo
         assert [m.id for m in mine.tools.review(project="web").result.seen_again] == []
 
 
+@pytest.mark.slow
 def test_distances_are_cosine_distances_with_the_vector_index_as_without_it(engine: Engine) -> None:
     """The IVF_HNSW_SQ index's own distances are not cosine distances (about twice them): the store gives
     ``1 - cosine`` from the stored vectors either way, so thresholds (near duplicates at 0.95, forget's meaning
