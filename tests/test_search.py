@@ -286,3 +286,20 @@ def test_a_failing_channel_is_reported_and_the_others_answer(engine: Engine, mon
     out = engine.call("search", {"query": "LanceDB"}).result
     assert out.warnings == ["lexical channel failed: full-text index unreadable (test)"]
     assert out.hits and all("lexical" not in h.channels for h in out.hits)
+
+
+def test_a_failing_lexical_channel_among_exchanges_is_tried_once_and_said_once(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    for text in ("Jon: Lost my job as a banker yesterday.", "Gina: I lost my job at Door Dash too."):
+        engine.call("store", {"content": text, "kind": "exchange", "project": "chat"})
+    store = engine.store()
+    tried: list[str] = []
+
+    def broken(text: str, *args: object, **kwargs: object) -> list:
+        tried.append(text)
+        raise StoreError("full-text index unreadable (test)")
+
+    monkeypatch.setattr(store, "text_search", broken)
+    out = engine.call("search", {"query": "What jobs did Jon lose?"}).result
+    assert out.warnings == ["lexical channel failed: full-text index unreadable (test)"]
+    assert tried == ["What jobs did Jon lose?"] and out.hits, "the semantic channel still answers"

@@ -128,6 +128,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     depth = max(params.k_per_channel, CONVEX_DEPTH) if deep else params.k_per_channel
     meaning = query  # what the semantic channel embeds
     lexical: list[Row] | None = None
+    lexical_read = False  # the lexical channel already read (``lexical``; None when it failed)
     if "semantic" in params.channels and withheld is not None:
         warnings.append(ChannelWarning("semantic", "withheld", withheld))
     elif "semantic" in params.channels and vector is None and embedder is None:
@@ -137,7 +138,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
         assert embedder is not None  # the branch above took a query with neither
         if deep and "lexical" in params.channels:
             # Among conversations, the words first: the speakers they name are left out of what is embedded.
-            lexical = _lexical(store, query, where, depth, rows, warnings)
+            lexical, lexical_read = _lexical(store, query, where, depth, rows, warnings), True
             meaning = without_speakers(query, lexical or [])
         try:
             vector = embedder.embed([meaning])[0]
@@ -147,7 +148,7 @@ def hybrid_search(store: WorkspaceStore, embedder: Embedder | None, query: str, 
     # The feedback reads the best candidates' vectors: the semantic channel brings its candidates' along (free in
     # the same query); only lexical-only candidates need a read of their own.
     scored = _candidates(store, query, semantic, where, params, depth, rows, warnings,
-                         with_vectors=deep and params.feedback, lexical=lexical)
+                         with_vectors=deep and params.feedback, lexical=lexical, lexical_read=lexical_read)
     convex = _by_scores(params, scored, rows)
     fused = _fuse(scored, params, convex, rows)
     similar = dict(scored.get("semantic", []))  # to the query itself (the feedback below moves it)
@@ -246,10 +247,12 @@ def _bar(scores: list[float], limit: int) -> float:
 
 def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, where: Filters | None,
                 params: SearchParams, depth: int, rows: dict[str, Row], warnings: list[ChannelWarning], *,
-                with_vectors: bool = False, lexical: list[Row] | None = None) -> dict[str, list[tuple[str, float]]]:
+                with_vectors: bool = False, lexical: list[Row] | None = None,
+                lexical_read: bool = False) -> dict[str, list[tuple[str, float]]]:
     """The semantic (when ``vector`` is given) and lexical channels' ``depth`` best candidates as (id, score); their
     rows go into ``rows`` (the semantic ones with their ``vector`` when ``with_vectors``), a failing channel's reason
-    into ``warnings``. ``lexical``: the lexical channel's rows, read already (``_lexical``)."""
+    into ``warnings``. With ``lexical_read``, ``lexical`` is the lexical channel's rows read already by ``_lexical``
+    (``None``: it failed, and said so once)."""
     scored: dict[str, list[tuple[str, float]]] = {}
     if vector is not None:
         try:
@@ -259,7 +262,7 @@ def _candidates(store: WorkspaceStore, query: str, vector: np.ndarray | None, wh
         except EngramError as exc:
             warnings.append(ChannelWarning("semantic", "failed", f"semantic channel failed: {exc.message}"))
     if "lexical" in params.channels:
-        found = lexical if lexical is not None else _lexical(store, query, where, depth, rows, warnings)
+        found = lexical if lexical_read else _lexical(store, query, where, depth, rows, warnings)
         if found is not None:
             scored["lexical"] = [(r["id"], float(r["_score"])) for r in found]
     return scored

@@ -158,16 +158,22 @@ def merged_with(memory: Mapping[str, Any], new: Merge, now: datetime, *,
     return MergedTexts(own, tuple(texts)), longer
 
 
-def own_text(row: Mapping[str, Any]) -> str | None:
-    """The text a note was first written with, when it now shows a longer text merged into it (else ``None``: it
-    shows its own, or its record is damaged)."""
+def _record(row: Mapping[str, Any]) -> MergedTexts | None:
+    """The record of texts merged into note ``row``; ``None`` when it has none, or a damaged one (its texts are then
+    not matched, and a merge into it says so)."""
     if not row.get("merged_texts"):
         return None
     try:
-        record = MergedTexts.from_json(row["merged_texts"])
+        return MergedTexts.from_json(row["merged_texts"])
     except ValueError:
         return None
-    if record.own is None or record.own.content == row.get("content"):
+
+
+def own_text(row: Mapping[str, Any]) -> str | None:
+    """The text a note was first written with, when it now shows a longer text merged into it (else ``None``: it
+    shows its own, or its record is damaged)."""
+    record = _record(row)
+    if record is None or record.own is None or record.own.content == row.get("content"):
         return None
     return record.own.content
 
@@ -176,11 +182,8 @@ def kept_text_keys(row: Mapping[str, Any]) -> set[str]:
     """The exact-duplicate keys (``dedup_key``) of the texts a note keeps besides the one it shows: those merged into
     it, and its own when it shows a merged one (none for a conversation turn, or a damaged record). A text written
     again word for word is an exact repeat of that note."""
-    if row.get("kind") != "note" or not row.get("merged_texts"):
-        return set()
-    try:
-        record = MergedTexts.from_json(row["merged_texts"])
-    except ValueError:  # a damaged record: its texts are not matched by key (a merge into it says so)
+    record = _record(row) if row.get("kind") == "note" else None
+    if record is None:
         return set()
     texts = [t.content for t in record.texts] + ([record.own.content] if record.own else [])
     return {dedup_key("note", str(row["project"]), text) for text in texts}
